@@ -1,0 +1,33 @@
+//! Applications: what a flow's source wants to send, and when.
+
+pub mod cbr;
+pub mod poisson;
+
+pub use cbr::Cbr;
+pub use poisson::Poisson;
+
+use crate::engine::rng::Rng;
+use crate::time::Duration;
+
+/// A datagram application's next emission: its size and the gap to the one after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Emission {
+    pub size: u32,
+    pub gap: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub enum App {
+    Cbr(Cbr),
+    Poisson(Poisson),
+}
+
+impl App {
+    #[inline]
+    pub fn next_emission(&mut self, rng: &mut Rng) -> Emission {
+        match self {
+            App::Cbr(a) => a.next_emission(rng),
+            App::Poisson(a) => a.next_emission(rng),
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! The drop-tail FIFO: packets in arrival order behind a physical limit in packets or bytes.
+//!
+//! Every queue in dsim is one of these; an active queue management policy ([`super::Aqm`])
+//! may refuse a packet *before* the physical limit is reached, and the two kinds of loss
+//! are counted apart (early vs overflow). A byte limit admits a packet only if the bytes
+//! already queued plus the packet's size fit (ns-2's `queue-in-bytes_`, Linux `bfifo`).
+
+use std::collections::VecDeque;
+
+use crate::packet::PktId;
+use crate::time::Limit;
+
+#[derive(Debug, Clone)]
+pub struct DropTailQueue {
+    pkts: VecDeque<PktId>,
+    bytes: u64,
+    limit: Limit,
+}
+
+impl DropTailQueue {
+    pub fn new(limit: Limit) -> Self {
+        let cap = match limit {
+            Limit::Packets(n) => n.min(4096) as usize,
+            Limit::Bytes(b) => (b / 500).min(4096) as usize,
+        };
+        DropTailQueue {
+            pkts: VecDeque::with_capacity(cap),
+            bytes: 0,
+            limit,
+        }
+    }
+
+    /// Would a packet of `size` bytes fit under the physical limit?
+    #[inline]
+    pub fn fits(&self, size: u32) -> bool {
+        match self.limit {
+            Limit::Packets(n) => (self.pkts.len() as u64) < n,
+            Limit::Bytes(b) => self.bytes + size as u64 <= b,
+        }
+    }
+
+    #[inline]
+    pub fn push(&mut self, id: PktId, size: u32) {
+        self.pkts.push_back(id);
+        self.bytes += size as u64;
+    }
+
+    /// Removes the head; the caller passes its size (read from the arena).
+    #[inline]
+    pub fn pop(&mut self, size_of: impl FnOnce(PktId) -> u32) -> Option<PktId> {
+        let id = self.pkts.pop_front()?;
+        self.bytes -= size_of(id) as u64;
+        Some(id)
+    }
+
+    #[inline]
+    pub fn head(&self) -> Option<PktId> {
+        self.pkts.front().copied()
+    }
+    #[inline]
+    pub fn len_packets(&self) -> usize {
+        self.pkts.len()
+    }
+    #[inline]
+    pub fn len_bytes(&self) -> u64 {
+        self.bytes
+    }
+    pub fn is_empty(&self) -> bool {
+        self.pkts.is_empty()
+    }
+    pub fn limit(&self) -> Limit {
+        self.limit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packet_limit() {
+        let mut q = DropTailQueue::new(Limit::Packets(2));
+        assert!(q.fits(1500));
+        q.push(PktId(0), 1500);
+        q.push(PktId(1), 40);
+        assert!(!q.fits(40));
+        assert_eq!(q.pop(|_| 1500), Some(PktId(0)));
+        assert!(q.fits(40));
+        assert_eq!(q.len_bytes(), 40);
+    }
+
+    #[test]
+    fn byte_limit_counts_the_arriving_packet() {
+        let mut q = DropTailQueue::new(Limit::Bytes(3000));
+        q.push(PktId(0), 1500);
+        assert!(q.fits(1500));
+        assert!(!q.fits(1501));
+        q.push(PktId(1), 1500);
+        assert!(!q.fits(1));
+    }
+}

@@ -1,0 +1,21 @@
+//! The discrete-event engine: integer-nanosecond time, the future event list and the
+//! random streams. What an event *does* is the simulation's business ([`crate::sim`]).
+
+pub mod queue;
+pub mod rng;
+
+pub use queue::EventQueue;
+
+use crate::packet::{FlowId, PortId};
+
+/// Something due to happen at an instant. Kept small (8 bytes) and `Copy`: the event list
+/// moves these around millions of times per second.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// The port finished serializing the packet it was transmitting.
+    TxDone(PortId),
+    /// The oldest packet in flight on the port's wire reaches the far node.
+    Arrival(PortId),
+    /// A flow's application acts (a CBR source emits its next packet).
+    App(FlowId),
+}

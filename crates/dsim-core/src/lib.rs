@@ -1,0 +1,90 @@
+//! dsim-core: a packet-level simulator for the IETF Differentiated Services mechanisms.
+//!
+//! ```
+//! let toml = r#"
+//!     duration = "2s"
+//!     [nodes]
+//!     hosts = ["A", "B"]
+//!     [[link]]
+//!     from = "A"
+//!     to = "B"
+//!     rate = "10Mbps"
+//!     delay = "5ms"
+//!     [[flow]]
+//!     src = "A"
+//!     dst = "B"
+//!     app = { type = "cbr", rate = "1Mbps", size = "1000B" }
+//! "#;
+//! let scenario = dsim_core::scenario::from_toml(toml).unwrap();
+//! let tables = dsim_core::run(&scenario, 1, 1, 1).unwrap();
+//! assert_eq!(tables.flows.rows(), 1);
+//! ```
+
+pub mod app;
+pub mod aqm;
+pub mod engine;
+pub mod net;
+pub mod packet;
+pub mod results;
+pub mod scenario;
+pub mod sched;
+pub mod sim;
+pub mod stats;
+pub mod time;
+pub mod transport;
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use engine::rng::derive_seed;
+use results::{RunInfo, Tables};
+use scenario::{Scenario, ScenarioError};
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The seed replication `r` of a scenario with base seed `base` runs with.
+pub fn replication_seed(base: u64, r: u64) -> u64 {
+    derive_seed(base, &[r])
+}
+
+/// Runs one replication and returns its tables.
+pub fn run_one(sc: &Scenario, base_seed: u64, replication: u64) -> Result<Tables, ScenarioError> {
+    let seed = replication_seed(base_seed, replication);
+    let t0 = Instant::now();
+    let mut sim = scenario::build(sc, seed)?;
+    sim.run();
+    let info = RunInfo {
+        replication,
+        seed,
+        base_seed,
+        scenario_hash: scenario::scenario_hash(sc),
+        wall_s: t0.elapsed().as_secs_f64(),
+    };
+    Ok(results::collect(&sim, &info))
+}
+
+/// Runs `replications` replications on `jobs` threads (0 = all cores). The tables are the
+/// same, bit for bit, whatever `jobs` is: each replication has its own seed and the results
+/// are concatenated in replication order.
+pub fn run(sc: &Scenario, base_seed: u64, replications: u64, jobs: usize) -> Result<Tables, ScenarioError> {
+    scenario::validate(sc)?;
+    let one = |r: u64| run_one(sc, base_seed, r);
+    let parts: Vec<Result<Tables, ScenarioError>> = if jobs == 1 || replications <= 1 {
+        (0..replications).map(one).collect()
+    } else {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().map_err(|e| {
+            ScenarioError::new(
+                scenario::KeyPath::root(),
+                None,
+                format!("cannot start {jobs} worker threads: {e}"),
+            )
+        })?;
+        pool.install(|| (0..replications).into_par_iter().map(one).collect())
+    };
+    let mut all = Tables::default();
+    for p in parts {
+        all.append(&p?);
+    }
+    Ok(all)
+}

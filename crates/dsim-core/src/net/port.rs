@@ -1,0 +1,42 @@
+//! An egress port: one direction of a duplex link.
+//!
+//! A port serializes one packet at a time at its rate; a packet whose last bit has left is
+//! in flight for the propagation delay. Because every packet of a port sees the same delay,
+//! packets arrive at the far end in the order they left: the in-flight packets are a FIFO
+//! "pipe", and only its head needs an event in the future event list.
+
+use std::collections::VecDeque;
+
+use crate::engine::rng::Rng;
+use crate::packet::{NodeId, PktId};
+use crate::sched::Qdisc;
+use crate::stats::ClassStats;
+use crate::time::{Duration, Rate, SimTime};
+
+pub struct Port {
+    /// "FROM->TO", the name used in results.
+    pub name: String,
+    pub node: NodeId,
+    pub peer: NodeId,
+    pub rate: Rate,
+    pub delay: Duration,
+    pub qdisc: Qdisc,
+    /// Stream of the queue discipline's random decisions.
+    pub rng: Rng,
+    /// Random loss of this direction: probability and its own stream.
+    pub loss: Option<(f64, Rng)>,
+    /// The packet being serialized, if any.
+    pub transmitting: Option<PktId>,
+    /// Packets propagating on the wire with their arrival times, oldest first.
+    pub in_flight: VecDeque<(SimTime, PktId)>,
+    /// Counters per (queue, precedence), index `queue * precedences + precedence`.
+    pub stats: Vec<ClassStats>,
+}
+
+impl Port {
+    #[inline]
+    pub fn class_stats(&mut self, queue: u8, precedence: u8) -> &mut ClassStats {
+        let i = queue as usize * self.qdisc.precedences() + precedence as usize;
+        &mut self.stats[i]
+    }
+}

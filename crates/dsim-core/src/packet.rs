@@ -1,0 +1,293 @@
+//! Packets, their arena, and Differentiated Services codepoints.
+//!
+//! A packet lives in a [`PacketArena`] slot from the moment its source builds it until it is
+//! delivered or dropped; everything else (queues, links, events) holds the 4-byte
+//! [`PktId`]. Freed slots are reused, so a run in steady state allocates no packet memory.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::time::SimTime;
+
+/// Index of a node in the network.
+pub type NodeId = u32;
+/// Index of an egress port (one direction of a link).
+pub type PortId = u32;
+/// Index of a flow (an application and its transport endpoints).
+pub type FlowId = u32;
+
+/// Handle of a packet in the arena.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct PktId(pub u32);
+
+/// Which way a packet travels within its flow.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
+pub enum Direction {
+    /// From the flow's source to its destination (UDP datagrams, TCP data).
+    #[default]
+    Forward,
+    /// From the destination back to the source (TCP acknowledgements).
+    Reverse,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Packet {
+    pub flow: FlowId,
+    pub src: NodeId,
+    pub dst: NodeId,
+    /// IP datagram size in bytes, headers included: what a link serializes.
+    pub size: u32,
+    pub dscp: Dscp,
+    pub direction: Direction,
+    /// Position of this packet in its flow's sending order (0, 1, 2, ...): "adjacent
+    /// packets" for the jitter of RFC 2598 appendix A.3 are consecutive indices.
+    pub index: u64,
+    /// When the source handed the packet to the network (d_i of RFC 2598 A.3).
+    pub sent_at: SimTime,
+    /// When the packet entered the queue it is in.
+    pub enqueued_at: SimTime,
+    /// Queue and drop precedence the egress port's classifier chose.
+    pub queue: u8,
+    pub precedence: u8,
+}
+
+/// Slab of packets addressed by [`PktId`].
+#[derive(Default)]
+pub struct PacketArena {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl PacketArena {
+    pub fn with_capacity(n: usize) -> Self {
+        PacketArena {
+            slots: Vec::with_capacity(n),
+            free: Vec::with_capacity(n),
+        }
+    }
+
+    pub fn alloc(&mut self, p: Packet) -> PktId {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = p;
+                PktId(i)
+            }
+            None => {
+                self.slots.push(p);
+                PktId(self.slots.len() as u32 - 1)
+            }
+        }
+    }
+
+    pub fn free(&mut self, id: PktId) {
+        debug_assert!(!self.free.contains(&id.0), "double free of {id:?}");
+        self.free.push(id.0);
+    }
+
+    /// Packets currently alive (allocated and not freed).
+    pub fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Most packets ever alive at once: the arena's footprint.
+    pub fn capacity_used(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+impl std::ops::Index<PktId> for PacketArena {
+    type Output = Packet;
+    #[inline]
+    fn index(&self, id: PktId) -> &Packet {
+        &self.slots[id.0 as usize]
+    }
+}
+impl std::ops::IndexMut<PktId> for PacketArena {
+    #[inline]
+    fn index_mut(&mut self, id: PktId) -> &mut Packet {
+        &mut self.slots[id.0 as usize]
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// A Differentiated Services codepoint (the six high bits of the IPv4 TOS byte, RFC 2474).
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default)]
+pub struct Dscp(pub u8);
+
+impl Dscp {
+    /// Default (best-effort) PHB, RFC 2474 section 4.1.
+    pub const BE: Dscp = Dscp(0);
+    /// Expedited Forwarding, RFC 2598 section 2.4: 101110.
+    pub const EF: Dscp = Dscp(0b101110);
+
+    /// AF class `class` (1-4), drop precedence `drop` (1-3): RFC 2597 section 6, 8c + 2d.
+    pub const fn af(class: u8, drop: u8) -> Dscp {
+        Dscp(8 * class + 2 * drop)
+    }
+    /// Class selector `n` (0-7), RFC 2474 section 4.2.2: n << 3.
+    pub const fn cs(n: u8) -> Dscp {
+        Dscp(n << 3)
+    }
+
+    /// Parses a standard name ("BE", "default", "EF", "AF11".."AF43", "CS0".."CS7") or a
+    /// number 0-63 (decimal, or binary as "0b101110").
+    pub fn parse(text: &str) -> Result<Dscp, String> {
+        let t = text.trim();
+        let upper = t.to_ascii_uppercase();
+        let named = match upper.as_str() {
+            "BE" | "DEFAULT" | "DF" => Some(Dscp::BE),
+            "EF" => Some(Dscp::EF),
+            _ => None,
+        };
+        if let Some(d) = named {
+            return Ok(d);
+        }
+        let digits = |s: &str| -> Option<(u8, u8)> {
+            let b = s.as_bytes();
+            (b.len() == 2 && b[0].is_ascii_digit() && b[1].is_ascii_digit()).then(|| (b[0] - b'0', b[1] - b'0'))
+        };
+        if let Some(rest) = upper.strip_prefix("AF") {
+            return match digits(rest) {
+                Some((c @ 1..=4, d @ 1..=3)) => Ok(Dscp::af(c, d)),
+                _ => Err(format!(
+                    "\"{text}\" is not an AF codepoint; AF classes are 1-4 and drop precedences 1-3 (AF11 ... AF43)"
+                )),
+            };
+        }
+        if let Some(rest) = upper.strip_prefix("CS") {
+            return match rest.parse::<u8>() {
+                Ok(n @ 0..=7) => Ok(Dscp::cs(n)),
+                _ => Err(format!("\"{text}\" is not a class selector; CS0 ... CS7")),
+            };
+        }
+        let value = if let Some(bin) = t.strip_prefix("0b") {
+            u8::from_str_radix(bin, 2).ok()
+        } else {
+            t.parse::<u8>().ok()
+        };
+        match value {
+            Some(v) => Dscp::from_number(v as i64),
+            None => Err(format!(
+                "\"{text}\" is not a DSCP; use a name (BE, EF, AF11 ... AF43, CS0 ... CS7) or a number 0-63"
+            )),
+        }
+    }
+
+    pub fn from_number(v: i64) -> Result<Dscp, String> {
+        if (0..64).contains(&v) {
+            Ok(Dscp(v as u8))
+        } else {
+            Err(format!("DSCP {v} is out of range; a codepoint has six bits (0-63)"))
+        }
+    }
+
+    /// The standard name of this codepoint, if it has one.
+    pub fn name(self) -> Option<String> {
+        match self.0 {
+            0 => Some("BE".into()),
+            46 => Some("EF".into()),
+            v if v % 8 == 0 => Some(format!("CS{}", v / 8)),
+            v if (1..=4).contains(&(v / 8)) && matches!(v % 8, 2 | 4 | 6) => {
+                Some(format!("AF{}{}", v / 8, (v % 8) / 2))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Dscp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.name() {
+            Some(n) => f.write_str(&n),
+            None => write!(f, "{}", self.0),
+        }
+    }
+}
+
+impl Serialize for Dscp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.name() {
+            Some(n) => s.serialize_str(&n),
+            None => s.serialize_u8(self.0),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Dscp {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Dscp;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a DSCP name such as \"EF\" or \"AF11\", or a number 0-63")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Dscp, E> {
+                Dscp::parse(v).map_err(E::custom)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dscp, E> {
+                Dscp::from_number(v).map_err(E::custom)
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Dscp, E> {
+                self.visit_i64(v.min(i64::MAX as u64) as i64)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn standard_codepoints() {
+        // RFC 2597 section 6 table and RFC 2598 section 2.4.
+        let table = [
+            ("AF11", 10),
+            ("AF12", 12),
+            ("AF13", 14),
+            ("AF21", 18),
+            ("AF33", 30),
+            ("AF43", 38),
+            ("EF", 46),
+            ("CS1", 8),
+            ("CS7", 56),
+            ("BE", 0),
+        ];
+        for (name, v) in table {
+            assert_eq!(Dscp::parse(name), Ok(Dscp(v)), "{name}");
+            assert_eq!(Dscp(v).to_string(), name);
+        }
+        assert_eq!(Dscp::parse("0b101110"), Ok(Dscp::EF));
+        assert_eq!(Dscp::parse("7").unwrap().to_string(), "7");
+        assert!(Dscp::parse("AF51").is_err());
+        assert!(Dscp::parse("64").is_err());
+        assert!(Dscp::parse("XYZ").is_err());
+    }
+
+    #[test]
+    fn arena_reuses_slots() {
+        let mut a = PacketArena::default();
+        let p = a.alloc(Packet {
+            size: 100,
+            ..Default::default()
+        });
+        let q = a.alloc(Packet {
+            size: 200,
+            ..Default::default()
+        });
+        a.free(p);
+        let r = a.alloc(Packet {
+            size: 300,
+            ..Default::default()
+        });
+        assert_eq!(r, p);
+        assert_eq!(a[r].size, 300);
+        assert_eq!(a[q].size, 200);
+        assert_eq!(a.live(), 2);
+        assert_eq!(a.capacity_used(), 2);
+    }
+}

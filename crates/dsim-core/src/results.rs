@@ -1,0 +1,274 @@
+//! Result tables: plain columns, handed to Python as Arrow and written as Parquet or CSV.
+//!
+//! Column names carry their unit (`_pkts`, `_bytes`, `_bps`, `_ms`, `_s`).
+
+use crate::sim::{DropSite, Simulation};
+use crate::stats::{Distribution, DropCause, Window};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    U64(Vec<u64>),
+    F64(Vec<f64>),
+    Str(Vec<String>),
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::U64(v) => v.len(),
+            Column::F64(v) => v.len(),
+            Column::Str(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn extend(&mut self, other: &Column) {
+        match (self, other) {
+            (Column::U64(a), Column::U64(b)) => a.extend_from_slice(b),
+            (Column::F64(a), Column::F64(b)) => a.extend_from_slice(b),
+            (Column::Str(a), Column::Str(b)) => a.extend_from_slice(b),
+            _ => panic!("column types differ"),
+        }
+    }
+}
+
+/// A table as named columns of equal length.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    pub columns: Vec<(String, Column)>,
+}
+
+impl Table {
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |c| c.1.len())
+    }
+
+    pub fn column(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|c| c.0 == name).map(|c| &c.1)
+    }
+
+    /// Appends the rows of `other`, which must have the same columns.
+    pub fn append(&mut self, other: &Table) {
+        if self.columns.is_empty() {
+            *self = other.clone();
+            return;
+        }
+        for ((n, a), (m, b)) in self.columns.iter_mut().zip(&other.columns) {
+            debug_assert_eq!(n, m);
+            a.extend(b);
+        }
+    }
+}
+
+/// Builds a table row by row, keeping the column order of the first row.
+#[derive(Default)]
+struct TableBuilder {
+    table: Table,
+    col: usize,
+}
+
+impl TableBuilder {
+    fn push(&mut self, name: &str, value: Cell) {
+        if self.table.columns.len() <= self.col {
+            let empty = match value {
+                Cell::U(_) => Column::U64(Vec::new()),
+                Cell::F(_) => Column::F64(Vec::new()),
+                Cell::S(_) => Column::Str(Vec::new()),
+            };
+            self.table.columns.push((name.to_string(), empty));
+        }
+        match (&mut self.table.columns[self.col].1, value) {
+            (Column::U64(v), Cell::U(x)) => v.push(x),
+            (Column::F64(v), Cell::F(x)) => v.push(x),
+            (Column::Str(v), Cell::S(x)) => v.push(x),
+            _ => panic!("column {name} changed type"),
+        }
+        self.col += 1;
+    }
+    fn u(&mut self, name: &str, v: u64) {
+        self.push(name, Cell::U(v));
+    }
+    fn f(&mut self, name: &str, v: f64) {
+        self.push(name, Cell::F(v));
+    }
+    fn s(&mut self, name: &str, v: impl Into<String>) {
+        self.push(name, Cell::S(v.into()));
+    }
+    fn end_row(&mut self) {
+        self.col = 0;
+    }
+}
+
+enum Cell {
+    U(u64),
+    F(f64),
+    S(String),
+}
+
+/// What identifies one run among replications and sweep points.
+#[derive(Clone, Debug)]
+pub struct RunInfo {
+    pub replication: u64,
+    pub seed: u64,
+    pub base_seed: u64,
+    pub scenario_hash: String,
+    pub wall_s: f64,
+}
+
+/// The tables of one or more runs.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tables {
+    pub flows: Table,
+    pub queues: Table,
+    pub drops: Table,
+    pub run: Table,
+}
+
+impl Tables {
+    pub fn append(&mut self, other: &Tables) {
+        self.flows.append(&other.flows);
+        self.queues.append(&other.queues);
+        self.drops.append(&other.drops);
+        self.run.append(&other.run);
+    }
+
+    pub fn named(&self) -> [(&'static str, &Table); 4] {
+        [
+            ("flows", &self.flows),
+            ("queues", &self.queues),
+            ("drops", &self.drops),
+            ("run", &self.run),
+        ]
+    }
+}
+
+fn ms(ns: Option<u64>) -> f64 {
+    ns.map_or(f64::NAN, |v| v as f64 / 1e6)
+}
+
+fn distribution_columns(b: &mut TableBuilder, prefix: &str, d: &Distribution) {
+    b.f(&format!("{prefix}_mean_ms"), d.mean() / 1e6);
+    b.f(&format!("{prefix}_min_ms"), ms(d.min()));
+    for (q, name) in [(0.5, "p50"), (0.9, "p90"), (0.99, "p99")] {
+        b.f(&format!("{prefix}_{name}_ms"), ms(d.quantile(q)));
+    }
+    b.f(&format!("{prefix}_max_ms"), ms(d.max()));
+}
+
+fn per_second(bytes: u64, w: &Window) -> f64 {
+    bytes as f64 * 8.0 / w.length().as_secs_f64()
+}
+
+/// Collects the tables of a finished run.
+pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
+    let w = sim.window;
+    let nodes = &sim.net.nodes;
+
+    let mut f = TableBuilder::default();
+    for flow in &sim.flows {
+        let s = &flow.stats;
+        f.u("replication", info.replication);
+        f.s("flow", flow.name.clone());
+        f.s("group", flow.group.clone());
+        f.s("src", nodes[flow.src as usize].name.clone());
+        f.s("dst", nodes[flow.dst as usize].name.clone());
+        f.s("transport", "udp");
+        f.s("dscp", flow.sender.dscp.to_string());
+        f.u("sent_pkts", s.sent_pkts);
+        f.u("sent_bytes", s.sent_bytes);
+        f.u("delivered_pkts", s.delivered_pkts);
+        f.u("delivered_bytes", s.delivered_bytes);
+        f.u("dropped_pkts", s.drops.total_pkts());
+        f.u("dropped_bytes", s.drops.total_bytes());
+        for c in DropCause::ALL {
+            f.u(&format!("drop_{}_pkts", c.name()), s.drops.pkts[c as usize]);
+        }
+        f.f("offered_bps", per_second(s.sent_bytes, &w));
+        f.f("throughput_bps", per_second(s.delivered_bytes, &w));
+        distribution_columns(&mut f, "delay", &s.delay);
+        distribution_columns(&mut f, "jitter", &s.jitter);
+        f.u("jitter_pairs", s.jitter.count());
+        f.end_row();
+    }
+
+    let mut q = TableBuilder::default();
+    for port in &sim.net.ports {
+        let precs = port.qdisc.precedences();
+        for (i, c) in port.stats.iter().enumerate() {
+            let (mean_p, mean_b) = c.mean_len(&w);
+            q.u("replication", info.replication);
+            q.s("node", nodes[port.node as usize].name.clone());
+            q.s("port", port.name.clone());
+            q.u("queue", (i / precs) as u64);
+            q.u("precedence", (i % precs) as u64);
+            q.u("arrivals_pkts", c.arrivals_pkts);
+            q.u("arrivals_bytes", c.arrivals_bytes);
+            q.u("departures_pkts", c.departures_pkts);
+            q.u("departures_bytes", c.departures_bytes);
+            q.u("dropped_pkts", c.drops.total_pkts());
+            for cause in DropCause::ALL {
+                q.u(&format!("drop_{}_pkts", cause.name()), c.drops.pkts[cause as usize]);
+            }
+            q.f("mean_len_pkts", mean_p);
+            q.f("mean_len_bytes", mean_b);
+            q.f("throughput_bps", per_second(c.departures_bytes, &w));
+            q.end_row();
+        }
+    }
+
+    let mut d = TableBuilder::default();
+    let mut ledger: Vec<_> = sim.drops.iter().collect();
+    ledger.sort_by_key(|(k, _)| **k);
+    for ((flow, site, cause), (pkts, bytes)) in ledger {
+        d.u("replication", info.replication);
+        d.s("flow", sim.flows[*flow as usize].name.clone());
+        match site {
+            DropSite::Port(p) => {
+                d.s("site", sim.net.ports[*p as usize].name.clone());
+            }
+        }
+        d.s("cause", cause.name());
+        d.u("pkts", *pkts);
+        d.u("bytes", *bytes);
+        d.end_row();
+    }
+    if d.table.columns.is_empty() {
+        d.table = empty_drops_table();
+    }
+
+    let mut r = TableBuilder::default();
+    r.u("replication", info.replication);
+    r.u("seed", info.seed);
+    r.u("base_seed", info.base_seed);
+    r.s("scenario_hash", info.scenario_hash.clone());
+    r.s("version", crate::VERSION);
+    r.u("events", sim.events_processed);
+    r.f("sim_time_s", sim.end.as_secs_f64());
+    r.f("window_s", w.length().as_secs_f64());
+    r.f("wall_s", info.wall_s);
+    r.u("peak_packets", sim.pkts.capacity_used() as u64);
+    r.end_row();
+
+    Tables {
+        flows: f.table,
+        queues: q.table,
+        drops: d.table,
+        run: r.table,
+    }
+}
+
+fn empty_drops_table() -> Table {
+    let s = || Column::Str(Vec::new());
+    let u = || Column::U64(Vec::new());
+    Table {
+        columns: vec![
+            ("replication".into(), u()),
+            ("flow".into(), s()),
+            ("site".into(), s()),
+            ("cause".into(), s()),
+            ("pkts".into(), u()),
+            ("bytes".into(), u()),
+        ],
+    }
+}

@@ -1,0 +1,434 @@
+//! From a scenario to a runnable [`Simulation`], checking every rule on the way.
+//!
+//! Building is cheap, so validation *is* building: `dsim validate` builds and throws the
+//! result away. Every refusal names the key path, the value and the rule.
+
+use std::collections::{HashMap, HashSet};
+
+use super::error::{KeyPath, ScenarioError};
+use super::schema::{AppSpec, DirectionSpec, FlowSpec, LinkSpec, QueueSpec, Scenario};
+use crate::app::{App, Cbr, Poisson};
+use crate::aqm::AqmQueue;
+use crate::engine::rng::stream;
+use crate::net::{Network, Node, NodeKind, Port, Routes};
+use crate::packet::{NodeId, PortId};
+use crate::sched::{Fifo, Qdisc};
+use crate::sim::{Flow, Simulation};
+use crate::stats::{ClassStats, FlowStats, Window};
+use crate::time::{Duration, Fraction, Limit, Rate, SimTime};
+use crate::transport::udp::{MIN_DATAGRAM, UdpSender};
+
+type Result<T> = std::result::Result<T, ScenarioError>;
+
+fn err<T>(path: KeyPath, value: impl ToString, rule: impl Into<String>) -> Result<T> {
+    Err(ScenarioError::new(path, Some(value.to_string()), rule))
+}
+
+fn quoted(s: &str) -> String {
+    format!("\"{s}\"")
+}
+
+/// Builds the simulation of one run of `sc` with `seed`.
+pub fn build(sc: &Scenario, seed: u64) -> Result<Simulation> {
+    let root = KeyPath::root();
+    check_run(sc, &root)?;
+    let names = node_names(sc, &root.key("nodes"))?;
+    let mut net = build_network(sc, &names, seed, &root)?;
+    apply_routes(sc, &names, &mut net, &root)?;
+    let window = Window {
+        start: SimTime::ZERO + sc.warmup,
+        end: SimTime::ZERO + sc.duration,
+    };
+    let flows = build_flows(sc, &names, &net, seed, &root)?;
+    Ok(Simulation::new(net, flows, window))
+}
+
+fn check_run(sc: &Scenario, root: &KeyPath) -> Result<()> {
+    if sc.duration == Duration::ZERO {
+        return err(
+            root.key("duration"),
+            quoted(&sc.duration.to_string()),
+            "the run must last longer than 0s",
+        );
+    }
+    if sc.warmup >= sc.duration {
+        return err(
+            root.key("warmup"),
+            quoted(&sc.warmup.to_string()),
+            format!("the warm-up must end before the run does (duration = {})", sc.duration),
+        );
+    }
+    if sc.replications == 0 {
+        return err(root.key("replications"), 0, "at least one replication is needed");
+    }
+    Ok(())
+}
+
+/// Node name -> id, hosts first, in declaration order.
+fn node_names(sc: &Scenario, path: &KeyPath) -> Result<HashMap<String, (NodeId, NodeKind)>> {
+    let mut names = HashMap::new();
+    let lists = [
+        ("hosts", &sc.nodes.hosts, NodeKind::Host),
+        ("routers", &sc.nodes.routers, NodeKind::Router),
+    ];
+    for (key, list, kind) in lists {
+        for (i, name) in list.iter().enumerate() {
+            let p = path.key(key).index(i);
+            if name.is_empty() || name.chars().any(|c| c.is_whitespace()) || name.contains("->") {
+                return err(
+                    p,
+                    quoted(name),
+                    "a node name must be non-empty, without spaces or \"->\"",
+                );
+            }
+            let id = names.len() as NodeId;
+            if names.insert(name.clone(), (id, kind)).is_some() {
+                return err(p, quoted(name), "a node of that name is already declared");
+            }
+        }
+    }
+    Ok(names)
+}
+
+fn lookup(names: &HashMap<String, (NodeId, NodeKind)>, name: &str, path: KeyPath) -> Result<(NodeId, NodeKind)> {
+    names.get(name).copied().ok_or_else(|| {
+        let mut known: Vec<&str> = names.keys().map(String::as_str).collect();
+        known.sort();
+        ScenarioError::new(
+            path,
+            Some(quoted(name)),
+            format!("no node has this name; declared nodes: {}", known.join(", ")),
+        )
+    })
+}
+
+fn build_network(
+    sc: &Scenario,
+    names: &HashMap<String, (NodeId, NodeKind)>,
+    seed: u64,
+    root: &KeyPath,
+) -> Result<Network> {
+    let mut nodes: Vec<Node> = Vec::with_capacity(names.len());
+    for (list, kind) in [(&sc.nodes.hosts, NodeKind::Host), (&sc.nodes.routers, NodeKind::Router)] {
+        nodes.extend(list.iter().map(|n| Node {
+            name: n.clone(),
+            kind,
+            ports: Vec::new(),
+        }));
+    }
+    let mut ports = Vec::with_capacity(2 * sc.links.len());
+    let mut pairs = HashSet::new();
+    for (i, link) in sc.links.iter().enumerate() {
+        let p = root.key("link").index(i);
+        let (a, _) = lookup(names, &link.from, p.key("from"))?;
+        let (b, _) = lookup(names, &link.to, p.key("to"))?;
+        if a == b {
+            return err(p.key("to"), quoted(&link.to), "a link must join two different nodes");
+        }
+        if !pairs.insert((a.min(b), a.max(b))) {
+            return err(
+                p.key("to"),
+                quoted(&link.to),
+                format!("{} and {} are already linked", link.from, link.to),
+            );
+        }
+        for (from, to, dir, key) in [(a, b, &link.forward, "forward"), (b, a, &link.reverse, "reverse")] {
+            let port = build_port(link, dir, from, to, &nodes, seed, &p, &p.key(key))?;
+            nodes[from as usize].ports.push(ports.len() as PortId);
+            ports.push(port);
+        }
+    }
+    let routes = Routes::shortest_paths(&nodes, &ports);
+    Ok(Network { nodes, ports, routes })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_port(
+    link: &LinkSpec,
+    dir: &DirectionSpec,
+    from: NodeId,
+    to: NodeId,
+    nodes: &[Node],
+    seed: u64,
+    link_path: &KeyPath,
+    dir_path: &KeyPath,
+) -> Result<Port> {
+    let name = format!("{}->{}", nodes[from as usize].name, nodes[to as usize].name);
+    let (rate, rate_path) = match dir.rate {
+        Some(r) => (r, dir_path.key("rate")),
+        None => (link.rate, link_path.key("rate")),
+    };
+    check_rate(rate, rate_path)?;
+    let (queue, queue_path) = match &dir.queue {
+        Some(q) => (q, dir_path.key("queue")),
+        None => (&link.queue, link_path.key("queue")),
+    };
+    let qdisc = build_qdisc(queue, &queue_path)?;
+    let (loss, loss_path) = match dir.loss {
+        Some(l) => (l, dir_path.key("loss")),
+        None => (link.loss, link_path.key("loss")),
+    };
+    if loss.0 >= 1.0 {
+        return err(
+            loss_path,
+            loss.0,
+            "a loss probability must be below 1 (1 would lose every packet)",
+        );
+    }
+    let stats = vec![ClassStats::default(); qdisc.queues() * qdisc.precedences()];
+    Ok(Port {
+        rng: stream(seed, &format!("queue:{name}")),
+        loss: (loss.0 > 0.0).then(|| (loss.0, stream(seed, &format!("loss:{name}")))),
+        name,
+        node: from,
+        peer: to,
+        rate,
+        delay: link.delay,
+        qdisc,
+        transmitting: None,
+        in_flight: Default::default(),
+        stats,
+    })
+}
+
+fn check_rate(rate: Rate, path: KeyPath) -> Result<()> {
+    if rate.0 == 0 {
+        return err(path, quoted(&rate.to_string()), "a rate must be greater than 0");
+    }
+    Ok(())
+}
+
+fn check_limit(limit: Limit, path: KeyPath) -> Result<()> {
+    if limit.is_zero() {
+        return err(
+            path,
+            quoted(&limit.to_string()),
+            "a queue must hold at least one packet or byte",
+        );
+    }
+    Ok(())
+}
+
+pub fn build_qdisc(spec: &QueueSpec, path: &KeyPath) -> Result<Qdisc> {
+    match spec {
+        QueueSpec::Droptail { limit } => {
+            check_limit(*limit, path.key("limit"))?;
+            Ok(Qdisc::Fifo(Fifo {
+                queue: AqmQueue::drop_tail(*limit),
+            }))
+        }
+    }
+}
+
+/// Explicit routes override the shortest paths for their destination.
+fn apply_routes(
+    sc: &Scenario,
+    names: &HashMap<String, (NodeId, NodeKind)>,
+    net: &mut Network,
+    root: &KeyPath,
+) -> Result<()> {
+    let mut set_by: HashMap<(NodeId, NodeId), (PortId, usize)> = HashMap::new();
+    for (i, route) in sc.routes.iter().enumerate() {
+        let p = root.key("route").index(i).key("path");
+        if route.path.len() < 2 {
+            return err(p, format!("{:?}", route.path), "a route path needs at least two nodes");
+        }
+        let ids = route
+            .path
+            .iter()
+            .enumerate()
+            .map(|(k, n)| lookup(names, n, p.index(k)))
+            .collect::<Result<Vec<_>>>()?;
+        let dst = ids.last().expect("two or more").0;
+        for (k, pair) in ids.windows(2).enumerate() {
+            let ((a, kind), (b, _)) = (pair[0], pair[1]);
+            if k > 0 && kind == NodeKind::Host {
+                return err(
+                    p.index(k),
+                    quoted(&route.path[k]),
+                    "hosts do not forward; a route's interior must be routers",
+                );
+            }
+            let Some(&port) = net.nodes[a as usize]
+                .ports
+                .iter()
+                .find(|&&q| net.ports[q as usize].peer == b)
+            else {
+                return err(
+                    p.index(k + 1),
+                    quoted(&route.path[k + 1]),
+                    format!("no link joins {} to {}", route.path[k], route.path[k + 1]),
+                );
+            };
+            if let Some(&(other, j)) = set_by.get(&(a, dst)) {
+                if other != port {
+                    return err(
+                        p.index(k),
+                        quoted(&route.path[k]),
+                        format!(
+                            "route[{j}] already sends traffic for {} another way from here",
+                            route.path.last().expect("two or more")
+                        ),
+                    );
+                }
+            }
+            set_by.insert((a, dst), (port, i));
+            net.routes.set(a, dst, port);
+        }
+    }
+    Ok(())
+}
+
+fn build_flows(
+    sc: &Scenario,
+    names: &HashMap<String, (NodeId, NodeKind)>,
+    net: &Network,
+    seed: u64,
+    root: &KeyPath,
+) -> Result<Vec<Flow>> {
+    let mut flows = Vec::new();
+    let mut flow_names = HashSet::new();
+    for (i, spec) in sc.flows.iter().enumerate() {
+        let p = root.key("flow").index(i);
+        let (src, dst) = flow_endpoints(spec, names, net, &p)?;
+        let (start, stop) = flow_times(spec, sc.duration, &p)?;
+        let app = build_app(&spec.app, &p.key("app"))?;
+        if spec.count == 0 {
+            return err(p.key("count"), 0, "count must be at least 1");
+        }
+        let group = spec.name.clone().unwrap_or_else(|| format!("flow{i}"));
+        for k in 0..spec.count {
+            let name = if spec.count == 1 {
+                group.clone()
+            } else {
+                format!("{group}.{k}")
+            };
+            if !flow_names.insert(name.clone()) {
+                return err(
+                    p.key("name"),
+                    quoted(&group),
+                    format!("a flow named \"{name}\" already exists"),
+                );
+            }
+            let id = flows.len() as u32;
+            flows.push(Flow {
+                rng: stream(seed, &format!("flow:{name}")),
+                name,
+                group: group.clone(),
+                src,
+                dst,
+                start,
+                stop,
+                app: app.clone(),
+                sender: UdpSender {
+                    flow: id,
+                    src,
+                    dst,
+                    dscp: spec.dscp,
+                    next_index: 0,
+                },
+                stats: FlowStats::default(),
+            });
+        }
+    }
+    Ok(flows)
+}
+
+fn flow_endpoints(
+    spec: &FlowSpec,
+    names: &HashMap<String, (NodeId, NodeKind)>,
+    net: &Network,
+    p: &KeyPath,
+) -> Result<(NodeId, NodeId)> {
+    let (src, src_kind) = lookup(names, &spec.src, p.key("src"))?;
+    let (dst, dst_kind) = lookup(names, &spec.dst, p.key("dst"))?;
+    for (kind, key, name) in [(src_kind, "src", &spec.src), (dst_kind, "dst", &spec.dst)] {
+        if kind != NodeKind::Host {
+            return err(
+                p.key(key),
+                quoted(name),
+                "flows start and end at hosts, and this node is a router",
+            );
+        }
+    }
+    if src == dst {
+        return err(
+            p.key("dst"),
+            quoted(&spec.dst),
+            "a flow's destination must differ from its source",
+        );
+    }
+    if net.routes.path(&net.ports, src, dst).is_none() {
+        return err(
+            p.key("dst"),
+            quoted(&spec.dst),
+            format!(
+                "no route leads from {} to {} (check the links and [[route]] entries)",
+                spec.src, spec.dst
+            ),
+        );
+    }
+    Ok((src, dst))
+}
+
+fn flow_times(spec: &FlowSpec, duration: Duration, p: &KeyPath) -> Result<(SimTime, SimTime)> {
+    let start = SimTime::ZERO + spec.start;
+    let stop = SimTime::ZERO + spec.stop.unwrap_or(duration);
+    if spec.start >= duration {
+        return err(
+            p.key("start"),
+            quoted(&spec.start.to_string()),
+            format!("the flow would start after the run ends (duration = {duration})"),
+        );
+    }
+    if stop <= start {
+        return err(
+            p.key("stop"),
+            quoted(&spec.stop.unwrap_or(duration).to_string()),
+            format!("stop must come after start ({})", spec.start),
+        );
+    }
+    Ok((start, stop))
+}
+
+fn check_size(size: u64, path: KeyPath) -> Result<u32> {
+    if !(MIN_DATAGRAM as u64..=65_535).contains(&size) {
+        return err(
+            path,
+            quoted(&format!("{size}B")),
+            format!("a UDP datagram is {MIN_DATAGRAM}B (IPv4 + UDP headers) to 65535B"),
+        );
+    }
+    Ok(size as u32)
+}
+
+fn check_variation(v: Fraction, path: KeyPath) -> Result<f64> {
+    if v.0 >= 1.0 {
+        return err(
+            path,
+            v.0,
+            "the spacing variation must be below 100 % (gaps would reach zero)",
+        );
+    }
+    Ok(v.0)
+}
+
+fn build_app(spec: &AppSpec, p: &KeyPath) -> Result<App> {
+    match spec {
+        AppSpec::Cbr {
+            rate,
+            size,
+            spacing_variation,
+        } => {
+            check_rate(*rate, p.key("rate"))?;
+            let size = check_size(size.0, p.key("size"))?;
+            let v = check_variation(*spacing_variation, p.key("spacing_variation"))?;
+            Ok(App::Cbr(Cbr::new(*rate, size, v)))
+        }
+        AppSpec::Poisson { rate, size } => {
+            check_rate(*rate, p.key("rate"))?;
+            let size = check_size(size.0, p.key("size"))?;
+            Ok(App::Poisson(Poisson::new(*rate, size)))
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Scenario errors: the key path, the value, the rule, and the line.
+
+use std::fmt;
+
+/// One step of a key path: a table key or an array index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(usize),
+}
+
+/// A path to a value in a scenario, shown the way it reads in the file: `flow[2].app.rate`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KeyPath(pub Vec<Seg>);
+
+impl KeyPath {
+    pub fn root() -> Self {
+        KeyPath(Vec::new())
+    }
+    pub fn key(&self, k: &str) -> Self {
+        let mut p = self.clone();
+        p.0.push(Seg::Key(k.to_string()));
+        p
+    }
+    pub fn index(&self, i: usize) -> Self {
+        let mut p = self.clone();
+        p.0.push(Seg::Index(i));
+        p
+    }
+    /// Parses the display form back (`flow[2].app.rate`).
+    pub fn parse(text: &str) -> Self {
+        let mut segs = Vec::new();
+        for part in text.split('.').filter(|p| !p.is_empty()) {
+            let (name, rest) = part.split_once('[').map_or((part, ""), |(n, r)| (n, r));
+            if !name.is_empty() {
+                segs.push(Seg::Key(name.to_string()));
+            }
+            for idx in rest.split('[') {
+                if let Ok(i) = idx.trim_end_matches(']').parse() {
+                    segs.push(Seg::Index(i));
+                }
+            }
+        }
+        KeyPath(segs)
+    }
+}
+
+impl fmt::Display for KeyPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for s in &self.0 {
+            match s {
+                Seg::Key(k) if first => f.write_str(k)?,
+                Seg::Key(k) => write!(f, ".{k}")?,
+                Seg::Index(i) => write!(f, "[{i}]")?,
+            }
+            first = false;
+        }
+        Ok(())
+    }
+}
+
+/// A scenario refused before anything runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// Key path of the offending value (empty for a file-level error such as bad TOML).
+    pub path: KeyPath,
+    /// The offending value as written, when there is one.
+    pub value: Option<String>,
+    /// What is wrong: the rule the value breaks.
+    pub rule: String,
+    /// 1-based line in the scenario file, when the error comes from a file.
+    pub line: Option<usize>,
+}
+
+impl ScenarioError {
+    pub fn new(path: KeyPath, value: impl Into<Option<String>>, rule: impl Into<String>) -> Self {
+        ScenarioError {
+            path,
+            value: value.into(),
+            rule: rule.into(),
+            line: None,
+        }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(l) = self.line {
+            write!(f, "line {l}: ")?;
+        }
+        let path = self.path.to_string();
+        match (&self.value, path.is_empty()) {
+            (Some(v), false) => write!(f, "{path} = {v}: {}", self.rule),
+            (None, false) => write!(f, "{path}: {}", self.rule),
+            _ => f.write_str(&self.rule),
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// Finds the line and the written value at `path` in the TOML `text`.
+pub fn locate(text: &str, path: &KeyPath) -> (Option<usize>, Option<String>) {
+    let Ok(doc) = toml_edit::Document::parse(text) else {
+        return (None, None);
+    };
+    let line_of = |span: Option<std::ops::Range<usize>>| span.map(|s| text[..s.start].matches('\n').count() + 1);
+    let mut item: &toml_edit::Item = doc.as_item();
+    let mut line = None;
+    for seg in &path.0 {
+        let next = match seg {
+            Seg::Key(k) => {
+                let key_span = match item {
+                    toml_edit::Item::Table(t) => t.key(k).and_then(|k| k.span()),
+                    toml_edit::Item::Value(toml_edit::Value::InlineTable(t)) => t.key(k).and_then(|k| k.span()),
+                    _ => None,
+                };
+                let next = item.get(k.as_str());
+                if let Some(l) = line_of(key_span).or_else(|| next.and_then(|n| line_of(n.span()))) {
+                    line = Some(l);
+                }
+                next
+            }
+            Seg::Index(i) => {
+                let next = item.get(*i);
+                if let Some(l) = next.and_then(|n| line_of(n.span())) {
+                    line = Some(l);
+                }
+                next
+            }
+        };
+        match next {
+            Some(n) => item = n,
+            None => return (line, None),
+        }
+    }
+    let value = item.as_value().map(|v| v.to_string().trim().to_string());
+    (line, value)
+}

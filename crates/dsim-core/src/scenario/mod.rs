@@ -1,0 +1,74 @@
+//! Scenario files: the schema, its validation, and the builder of runnable simulations.
+
+pub mod build;
+pub mod error;
+pub mod schema;
+
+pub use build::build;
+pub use error::{KeyPath, ScenarioError, Seg};
+pub use schema::Scenario;
+
+use sha2::{Digest, Sha256};
+
+/// Parses and validates a scenario written in TOML. Errors carry the key path, the value,
+/// the rule and the line.
+pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
+    let scenario = deserialize(text)?;
+    validate(&scenario).map_err(|e| with_location(e, text))?;
+    Ok(scenario)
+}
+
+/// Checks every rule by building the scenario once (cheap), without running it.
+pub fn validate(sc: &Scenario) -> Result<(), ScenarioError> {
+    build(sc, sc.seed).map(|_| ())
+}
+
+/// The canonical TOML of a scenario: what `Scenario` serializes to, independent of the
+/// formatting, comments and key order of the file it came from.
+pub fn canonical_toml(sc: &Scenario) -> String {
+    toml::to_string(sc).expect("a scenario always serializes")
+}
+
+/// First 16 hex digits of the SHA-256 of the canonical TOML: identifies an experiment.
+pub fn scenario_hash(sc: &Scenario) -> String {
+    let digest = Sha256::digest(canonical_toml(sc).as_bytes());
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+fn deserialize(text: &str) -> Result<Scenario, ScenarioError> {
+    let de = toml::Deserializer::parse(text).map_err(|e| syntax_error(&e, text))?;
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = KeyPath::parse(&e.path().to_string());
+        let inner = e.into_inner();
+        let mut err = ScenarioError::new(path, None, inner.message().to_string());
+        if err.line.is_none() {
+            err.line = inner.span().map(|s| line_at(text, s.start));
+        }
+        with_location(err, text)
+    })
+}
+
+fn syntax_error(e: &toml::de::Error, text: &str) -> ScenarioError {
+    ScenarioError {
+        path: KeyPath::root(),
+        value: None,
+        rule: format!("not valid TOML: {}", e.message()),
+        line: e.span().map(|s| line_at(text, s.start)),
+    }
+}
+
+fn line_at(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Fills in the line and the written value from the file, where the path leads to them.
+fn with_location(mut e: ScenarioError, text: &str) -> ScenarioError {
+    let (line, value) = error::locate(text, &e.path);
+    if line.is_some() {
+        e.line = line;
+    }
+    if e.value.is_none() {
+        e.value = value;
+    }
+    e
+}

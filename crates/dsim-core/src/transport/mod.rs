@@ -1,0 +1,3 @@
+//! Transports: they turn what an application sends into packets, and packets back.
+
+pub mod udp;

@@ -1,0 +1,43 @@
+"""Exceptions raised by dsim."""
+
+from __future__ import annotations
+
+
+class DsimError(Exception):
+    """Base class of dsim's own errors."""
+
+
+class ScenarioError(DsimError, ValueError):
+    """A scenario was refused before anything ran.
+
+    Attributes:
+        path: key path of the offending value, as it reads in the file (``flow[2].app.rate``).
+        value: the offending value as written, or None.
+        rule: the rule the value breaks.
+        line: 1-based line in the scenario file, when the scenario came from a file.
+        file: the scenario file, when there is one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        path: str = "",
+        value: str | None = None,
+        rule: str = "",
+        line: int | None = None,
+        file: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.value = value
+        self.rule = rule or message
+        self.line = line
+        self.file = file
+
+    def in_file(self, file: str) -> "ScenarioError":
+        """The same error, its message prefixed with the file name."""
+        return ScenarioError(f"{file}: {self}", self.path, self.value, self.rule, self.line, file)
+
+
+class SimulationError(DsimError, RuntimeError):
+    """Something went wrong inside the simulator (a bug: please report it with the scenario)."""

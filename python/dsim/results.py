@@ -1,0 +1,109 @@
+"""Results of a run: pandas DataFrames built from the Arrow tables the simulator returns."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from .stats import LEVEL, summarize
+
+TABLES = ("flows", "queues", "drops", "run")
+
+
+def _frame(arrow_table: Any) -> pd.DataFrame:
+    return pa.record_batch(arrow_table).to_pandas()
+
+
+@dataclass
+class Results:
+    """The tables of one or more replications of a scenario.
+
+    flows:  one row per flow per replication (packets and bytes sent, delivered and dropped
+            by cause, offered load and throughput in bit/s, one-way delay and RFC 2598 jitter
+            statistics in ms).
+    queues: one row per (port, queue, precedence) per replication (arrivals, departures,
+            drops by cause, time-weighted mean length in packets and bytes).
+    drops:  packets and bytes each flow lost at each site, by cause, per replication.
+    run:    one row per replication (seeds, scenario hash, version, events, wall time).
+    """
+
+    flows: pd.DataFrame
+    queues: pd.DataFrame
+    drops: pd.DataFrame
+    run: pd.DataFrame
+    scenario: Any = field(default=None, repr=False)
+
+    @classmethod
+    def from_arrow(cls, tables: dict[str, Any], scenario: Any = None) -> "Results":
+        return cls(**{name: _frame(tables[name]) for name in TABLES}, scenario=scenario)
+
+    @property
+    def replications(self) -> int:
+        return len(self.run)
+
+    def summary(self, table: str = "flows", by: list[str] | None = None, columns: list[str] | None = None, level: float = LEVEL) -> pd.DataFrame:
+        """Mean and Student-t confidence interval (default 90 %) over replications.
+
+        For each numeric column c the result has c (mean), c_ci (half width), c_lo, c_hi.
+        """
+        df = getattr(self, table)
+        if by is None:
+            by = {"flows": ["flow"], "queues": ["port", "queue", "precedence"], "drops": ["flow", "site", "cause"], "run": []}[table]
+        if not by:
+            df = df.assign(all="all")
+            by = ["all"]
+        return summarize(df, by, columns, level)
+
+    def save(self, out: str | os.PathLike[str], fmt: str = "parquet") -> Path:
+        """Writes every table (Parquet or CSV) and summary.json into the folder `out`."""
+        if fmt not in ("parquet", "csv"):
+            raise ValueError(f"format {fmt!r}: choose 'parquet' or 'csv'")
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        for name in TABLES:
+            df = getattr(self, name)
+            if fmt == "parquet":
+                df.to_parquet(out / f"{name}.parquet", index=False)
+            else:
+                df.to_csv(out / f"{name}.csv", index=False)
+        (out / "summary.json").write_text(json.dumps(self.summary_json(), indent=2, allow_nan=False, default=_jsonable))
+        return out
+
+    def summary_json(self) -> dict[str, Any]:
+        """A compact, tool-readable summary: the run record and per-flow means with CIs."""
+        flows = self.summary("flows")
+        keep = ["flow", "n"] + [
+            c
+            for base in ("throughput_bps", "offered_bps", "delivered_pkts", "dropped_pkts", "delay_mean_ms", "delay_p99_ms", "jitter_p50_ms", "jitter_p90_ms")
+            for c in (base, f"{base}_ci")
+        ]
+        run = self.run
+        return {
+            "scenario": getattr(self.scenario, "name", None),
+            "scenario_hash": str(run["scenario_hash"].iloc[0]) if len(run) else None,
+            "version": str(run["version"].iloc[0]) if len(run) else None,
+            "base_seed": int(run["base_seed"].iloc[0]) if len(run) else None,
+            "replications": len(run),
+            "confidence_level": LEVEL,
+            "events": int(run["events"].sum()),
+            "wall_s": float(run["wall_s"].sum()),
+            "flows": [{k: _clean(v) for k, v in row.items()} for row in flows[keep].to_dict("records")],
+        }
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, float) and v != v:
+        return None
+    return _jsonable(v)
+
+
+def _jsonable(v: Any) -> Any:
+    if hasattr(v, "item"):
+        return v.item()
+    return v
