@@ -296,6 +296,9 @@ impl Fraction {
 // Display: the canonical spelling, used in messages and when a scenario is written back.
 
 fn write_scaled(f: &mut fmt::Formatter<'_>, v: u64, units: &[(&str, u64)]) -> fmt::Result {
+    if v == 0 {
+        return write!(f, "0{}", units[0].0);
+    }
     for &(name, factor) in units {
         if v >= factor && v % factor == 0 {
             return write!(f, "{}{name}", v / factor);

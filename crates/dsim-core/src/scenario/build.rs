@@ -6,7 +6,9 @@
 use std::collections::{HashMap, HashSet};
 
 use super::error::{KeyPath, ScenarioError};
-use super::schema::{AppSpec, DirectionSpec, FlowSpec, LinkSpec, QueueSpec, Scenario};
+use super::schema::{
+    AppSpec, CbrSpec, DirectionSpec, DroptailSpec, FlowSpec, LinkSpec, PoissonSpec, QueueSpec, Scenario,
+};
 use crate::app::{App, Cbr, Poisson};
 use crate::aqm::AqmQueue;
 use crate::engine::rng::stream;
@@ -211,7 +213,7 @@ fn check_limit(limit: Limit, path: KeyPath) -> Result<()> {
 
 pub fn build_qdisc(spec: &QueueSpec, path: &KeyPath) -> Result<Qdisc> {
     match spec {
-        QueueSpec::Droptail { limit } => {
+        QueueSpec::Droptail(DroptailSpec { limit }) => {
             check_limit(*limit, path.key("limit"))?;
             Ok(Qdisc::Fifo(Fifo {
                 queue: AqmQueue::drop_tail(*limit),
@@ -415,17 +417,17 @@ fn check_variation(v: Fraction, path: KeyPath) -> Result<f64> {
 
 fn build_app(spec: &AppSpec, p: &KeyPath) -> Result<App> {
     match spec {
-        AppSpec::Cbr {
+        AppSpec::Cbr(CbrSpec {
             rate,
             size,
             spacing_variation,
-        } => {
+        }) => {
             check_rate(*rate, p.key("rate"))?;
             let size = check_size(size.0, p.key("size"))?;
             let v = check_variation(*spacing_variation, p.key("spacing_variation"))?;
             Ok(App::Cbr(Cbr::new(*rate, size, v)))
         }
-        AppSpec::Poisson { rate, size } => {
+        AppSpec::Poisson(PoissonSpec { rate, size }) => {
             check_rate(*rate, p.key("rate"))?;
             let size = check_size(size.0, p.key("size"))?;
             Ok(App::Poisson(Poisson::new(*rate, size)))

@@ -3,6 +3,7 @@
 pub mod build;
 pub mod error;
 pub mod schema;
+pub mod tagged;
 
 pub use build::build;
 pub use error::{KeyPath, ScenarioError, Seg};
@@ -38,9 +39,11 @@ pub fn scenario_hash(sc: &Scenario) -> String {
 fn deserialize(text: &str) -> Result<Scenario, ScenarioError> {
     let de = toml::Deserializer::parse(text).map_err(|e| syntax_error(&e, text))?;
     serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = KeyPath::parse(&e.path().to_string());
+        let mut path = KeyPath::parse(&e.path().to_string());
         let inner = e.into_inner();
-        let mut err = ScenarioError::new(path, None, inner.message().to_string());
+        let (nested, message) = tagged::split_message(inner.message());
+        path.0.extend(KeyPath::parse(nested).0);
+        let mut err = ScenarioError::new(path, None, message.to_string());
         if err.line.is_none() {
             err.line = inner.span().map(|s| line_at(text, s.start));
         }
@@ -61,13 +64,13 @@ fn line_at(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
-/// Fills in the line and the written value from the file, where the path leads to them.
+/// Fills in the line and the value as the file writes it, where the path leads to them.
 fn with_location(mut e: ScenarioError, text: &str) -> ScenarioError {
     let (line, value) = error::locate(text, &e.path);
     if line.is_some() {
         e.line = line;
     }
-    if e.value.is_none() {
+    if value.is_some() {
         e.value = value;
     }
     e

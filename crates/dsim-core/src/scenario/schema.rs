@@ -90,20 +90,27 @@ impl DirectionSpec {
     }
 }
 
-/// The queue discipline of an egress port.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+/// The queue discipline of an egress port, chosen by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum QueueSpec {
-    /// FIFO with a physical limit in packets ("100p") or bytes ("64KB").
-    Droptail { limit: Limit },
+    Droptail(DroptailSpec),
+}
+crate::tagged_enum!(QueueSpec { Droptail(DroptailSpec) = "droptail" });
+
+/// FIFO with a physical limit in packets ("100p") or bytes ("64KB").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DroptailSpec {
+    pub limit: Limit,
 }
 
 impl Default for QueueSpec {
     /// 100 packets of drop-tail FIFO.
     fn default() -> Self {
-        QueueSpec::Droptail {
+        QueueSpec::Droptail(DroptailSpec {
             limit: Limit::Packets(100),
-        }
+        })
     }
 }
 
@@ -135,18 +142,30 @@ pub struct FlowSpec {
     pub app: AppSpec,
 }
 
-/// What the flow's source sends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+/// What the flow's source sends, chosen by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
 pub enum AppSpec {
-    /// Constant bit rate over UDP; `size` is the IP datagram size.
-    Cbr {
-        rate: Rate,
-        size: Bytes,
-        /// Each gap uniform in +-this fraction of the nominal spacing (RFC 2598 A.3).
-        #[serde(default)]
-        spacing_variation: Fraction,
-    },
-    /// Poisson arrivals of fixed-size datagrams over UDP at mean `rate`.
-    Poisson { rate: Rate, size: Bytes },
+    Cbr(CbrSpec),
+    Poisson(PoissonSpec),
+}
+crate::tagged_enum!(AppSpec { Cbr(CbrSpec) = "cbr", Poisson(PoissonSpec) = "poisson" });
+
+/// Constant bit rate over UDP; `size` is the IP datagram size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CbrSpec {
+    pub rate: Rate,
+    pub size: Bytes,
+    /// Each gap uniform in +-this fraction of the nominal spacing (RFC 2598 A.3).
+    #[serde(default)]
+    pub spacing_variation: Fraction,
+}
+
+/// Poisson arrivals of fixed-size datagrams over UDP at mean `rate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoissonSpec {
+    pub rate: Rate,
+    pub size: Bytes,
 }
