@@ -138,3 +138,16 @@ pub fn locate(text: &str, path: &KeyPath) -> (Option<usize>, Option<String>) {
     let value = item.as_value().map(|v| v.to_string().trim().to_string());
     (line, value)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locates_values_in_tables_arrays_and_inline_tables() {
+        let text = "a = 1\n[[link]]\nrate = \"0Mbps\"\nq = { limit = \"5p\" }\n";
+        assert_eq!(locate(text, &KeyPath::parse("link[0].rate")), (Some(3), Some("\"0Mbps\"".into())));
+        assert_eq!(locate(text, &KeyPath::parse("link[0].q.limit")), (Some(4), Some("\"5p\"".into())));
+        assert_eq!(locate(text, &KeyPath::parse("a")), (Some(1), Some("1".into())));
+    }
+}

@@ -1,0 +1,52 @@
+"""The `dsim` command: run, validate, reproduce."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+
+def dsim_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "dsim.cli", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_run_prints_and_writes(three_hops_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    p = dsim_cli("run", str(three_hops_file), "--seed", "4", "-r", "3", "--out", str(out), "--format", "csv")
+    assert p.returncode == 0, p.stderr
+    assert "throughput Mbit/s" in p.stdout and "R1->R2" in p.stdout
+    assert "3 replication(s)" in p.stdout
+    flows = pd.read_csv(out / "flows.csv")
+    assert len(flows) == 6
+    assert json.loads((out / "summary.json").read_text())["base_seed"] == 4
+
+
+def test_validate_ok(three_hops_file: Path) -> None:
+    p = dsim_cli("validate", str(three_hops_file))
+    assert p.returncode == 0 and p.stdout.startswith(f"ok: {three_hops_file} (4 nodes, 3 links, 2 flows")
+
+
+def test_reproduce_list_and_unknown() -> None:
+    p = dsim_cli("reproduce", "--list")
+    assert p.returncode == 0
+    for name in ("dd1", "fifo-overload", "md1"):
+        assert name in p.stdout
+    p = dsim_cli("reproduce", "nope")
+    assert p.returncode == 2 and "unknown experiment or family 'nope'" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_reproduce_writes_report(tmp_path: Path) -> None:
+    p = dsim_cli("reproduce", "dd1", "--out", str(tmp_path), "--strict")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "published / expected" in p.stdout and "pass" in p.stdout
+    report = json.loads((tmp_path / "report.json").read_text())
+    [exp] = report["experiments"]
+    assert exp["name"] == "dd1" and exp["error"] is None
+    assert {c["verdict"] for c in exp["checks"]} == {"pass"}
+    delay = next(c for c in exp["checks"] if c["id"] == "delay-mean")
+    assert delay["published"] == 16.2 and abs(delay["simulated"] - 16.2) < 1e-9
+    assert "| check | published / expected | dsim | unit | verdict |" in (tmp_path / "report.md").read_text()

@@ -1,0 +1,134 @@
+"""Bad scenarios are refused before anything runs, with the key path, the value, the rule
+and (from a file) the line; the same mistakes give the same message from TOML, from the
+Python builder and from the CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import dsim
+from conftest import THREE_HOPS, three_hops_builder
+
+# (id, edit of the TOML text, edit of the builder, key path, value, words of the rule)
+MISTAKES = [
+    ("rate-without-unit", ('rate = "10Mbps"', 'rate = "10"'), ("link[0].rate", "10"), "link[0].rate", '"10"', "units are mandatory"),
+    ("rate-number", ('rate = "10Mbps"', "rate = 10"), ("link[0].rate", 10), "link[0].rate", "10", "units are mandatory"),
+    ("unknown-unit", ('delay = "1ms"', 'delay = "1mss"'), ("link[0].delay", "1mss"), "link[0].delay", '"1mss"', "unknown unit"),
+    ("negative-delay", ('delay = "1ms"', 'delay = "-1ms"'), ("link[0].delay", "-1ms"), "link[0].delay", '"-1ms"', "negative"),
+    ("zero-rate", ('rate = "10Mbps"', 'rate = "0Mbps"'), ("link[0].rate", "0Mbps"), "link[0].rate", '"0Mbps"', "greater than 0"),
+    ("unknown-node", ('to = "R1"', 'to = "R9"'), ("link[0].to", "R9"), "link[0].to", '"R9"', "no node has this name"),
+    ("flow-from-router", ('src = "A"', 'src = "R1"'), ("flow[0].src", "R1"), "flow[0].src", '"R1"', "router"),
+    ("flow-to-itself", ('dst = "B"', 'dst = "A"'), ("flow[0].dst", "A"), "flow[0].dst", '"A"', "must differ"),
+    ("warmup-too-long", ('warmup = "1s"', 'warmup = "10s"'), ("warmup", "10s"), "warmup", '"10s"', "before the run"),
+    ("zero-duration", ('duration = "10s"', 'duration = "0s"'), ("duration", "0s"), "duration", '"0s"', "longer than 0s"),
+    ("unknown-key", ('name = "f"', 'name = "f"\nspeed = "1Mbps"'), ("flow[0].speed", "1Mbps"), "flow[0].speed", '"1Mbps"', "unknown field `speed`"),
+    ("unknown-app", ('type = "cbr"', 'type = "cbrr"'), ("flow[0].app.type", "cbrr"), "flow[0].app.type", '"cbrr"', "unknown type `cbrr`"),
+    ("tiny-datagram", ('size = "1500B"', 'size = "20B"'), ("flow[0].app.size", "20B"), "flow[0].app.size", '"20B"', "28B"),
+    ("fractional-bytes", ('size = "1500B"', 'size = "1.5B"'), ("flow[0].app.size", "1.5B"), "flow[0].app.size", '"1.5B"', "whole number"),
+    ("variation-100pc", ('spacing_variation = "10%"', 'spacing_variation = "100%"'), ("flow[0].app.spacing_variation", "100%"), "flow[0].app.spacing_variation", '"100%"', "below 100"),
+    ("queue-limit-unit", ('limit = "20p"', 'limit = "20"'), ("link[1].queue.limit", "20"), "link[1].queue.limit", '"20"', "packets (p) or bytes"),
+    ("empty-queue", ('limit = "20p"', 'limit = "0p"'), ("link[1].queue.limit", "0p"), "link[1].queue.limit", '"0p"', "at least one"),
+    ("unknown-queue", ('type = "droptail"', 'type = "fifo"'), ("link[1].queue.type", "fifo"), "link[1].queue.type", '"fifo"', "unknown type `fifo`"),
+    ("bad-dscp", ('name = "f"', 'name = "f"\ndscp = "AF51"'), ("flow[0].dscp", "AF51"), "flow[0].dscp", '"AF51"', "AF classes are 1-4"),
+    ("stop-before-start", ('name = "f"', 'name = "f"\nstart = "5s"\nstop = "2s"'), ("flow[0].stop", "0s"), "flow[0].stop", '"2s"', "after start"),
+    ("loss-one", ('delay = "1ms"', 'delay = "1ms"\nloss = 1.0'), ("link[0].loss", 1.0), "link[0].loss", "1.0", "below 1"),
+    ("duplicate-flow", ('name = "p"', 'name = "f"'), ("flow[1].name", "f"), "flow[1].name", '"f"', "already exists"),
+]
+
+
+def _edit_text(text_edit: tuple[str, str]) -> str:
+    old, new = text_edit
+    assert old in THREE_HOPS, old
+    return THREE_HOPS.replace(old, new, 1)
+
+
+def _line_of(text: str, needle: str) -> int:
+    """The last line containing `needle` (the edit; a duplicate is refused where it repeats)."""
+    lines = [i for i, line in enumerate(text.splitlines(), 1) if needle in line]
+    assert lines, needle
+    return lines[-1]
+
+
+@pytest.mark.parametrize("case", MISTAKES, ids=[m[0] for m in MISTAKES])
+def test_from_toml_file(case, tmp_path: Path) -> None:
+    _, text_edit, _, path, value, rule = case
+    text = _edit_text(text_edit)
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    with pytest.raises(dsim.ScenarioError) as ei:
+        dsim.Scenario.from_toml(f)
+    e = ei.value
+    assert e.path == path
+    assert e.value == value
+    assert rule in e.rule
+    assert e.file == str(f)
+    assert e.line == _line_of(text, text_edit[1].splitlines()[-1])
+    assert str(e).startswith(f"{f}: line {e.line}: {path} = {value}: ")
+
+
+@pytest.mark.parametrize("case", MISTAKES, ids=[m[0] for m in MISTAKES])
+def test_from_builder(case) -> None:
+    _, _, (key, bad), path, _, rule = case
+    sc = three_hops_builder()
+    sc.set(key, bad)
+    with pytest.raises(dsim.ScenarioError) as ei:
+        dsim.run(sc)
+    assert ei.value.path == path
+    assert rule in ei.value.rule
+
+
+@pytest.mark.parametrize("case", MISTAKES, ids=[m[0] for m in MISTAKES])
+def test_from_cli(case, tmp_path: Path) -> None:
+    _, text_edit, _, path, value, rule = case
+    f = tmp_path / "bad.toml"
+    f.write_text(_edit_text(text_edit))
+    commands = [["validate", str(f)]]
+    if case[0] in ("rate-without-unit", "unknown-node", "unknown-app"):  # `run` refuses the same way
+        commands.append(["run", str(f), "--out", str(tmp_path / "out")])
+    for cmd in commands:
+        p = subprocess.run([sys.executable, "-m", "dsim.cli", *cmd], capture_output=True, text=True)
+        assert p.returncode == 2, p.stderr
+        assert "Traceback" not in p.stderr
+        assert f"{path} = {value}: " in p.stderr and rule in " ".join(p.stderr.split())
+        assert not (tmp_path / "out").exists()
+
+
+def test_toml_syntax_error_has_a_line(tmp_path: Path) -> None:
+    f = tmp_path / "bad.toml"
+    f.write_text('duration = "1s"\n[nodes\nhosts = []\n')
+    with pytest.raises(dsim.ScenarioError) as ei:
+        dsim.Scenario.from_toml(f)
+    assert ei.value.line == 2
+    assert "not valid TOML" in ei.value.rule
+
+
+def test_missing_type_and_missing_key() -> None:
+    sc = three_hops_builder()
+    sc.set("flow[0].app", {"rate": "1Mbps", "size": "100B"})
+    with pytest.raises(dsim.ScenarioError, match="missing key `type`"):
+        sc.validate()
+    sc = three_hops_builder()
+    del sc.data["link"][0]["rate"]
+    with pytest.raises(dsim.ScenarioError) as ei:
+        sc.validate()
+    assert ei.value.path == "link[0]" and "missing field `rate`" in ei.value.rule
+
+
+def test_bad_python_arguments() -> None:
+    sc = three_hops_builder()
+    for kwargs, words in ((dict(replications=0), "replications"), (dict(seed=-1), "seed"), (dict(jobs="2"), "jobs")):
+        with pytest.raises(dsim.ScenarioError, match=words):
+            dsim.run(sc, **kwargs)
+
+
+def test_bad_cli_flags(three_hops_file: Path) -> None:
+    for flags, words in ((["--replications", "0"], "at least 1"), (["--seed", "x"], "not an integer"), (["--format", "xls"], "invalid choice")):
+        p = subprocess.run([sys.executable, "-m", "dsim.cli", "run", str(three_hops_file), *flags], capture_output=True, text=True)
+        assert p.returncode == 2
+        assert words in p.stderr and "Traceback" not in p.stderr
+    p = subprocess.run([sys.executable, "-m", "dsim.cli", "run", "/nonexistent.toml"], capture_output=True, text=True)
+    assert p.returncode == 2 and "No such file" in p.stderr and "Traceback" not in p.stderr
