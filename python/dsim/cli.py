@@ -99,8 +99,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     print_queues(con, res)
     run_t = res.run
     con.print(
-        f"{len(run_t)} replication(s), {int(run_t['events'].sum()):,} events in {run_t['wall_s'].sum():.2f} s "
-        f"of simulation; scenario hash {run_t['scenario_hash'].iloc[0]}. Tables in {out}/"
+        f"{len(run_t)} replication(s), {int(run_t['events'].sum()):,} events, {run_t['wall_s'].sum():.2f} s "
+        f"of wall time; scenario hash {run_t['scenario_hash'].iloc[0]}. Tables in {out}/"
     )
     return 0
 
