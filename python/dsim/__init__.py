@@ -9,6 +9,8 @@
 from . import _dsim
 from .api import replication_seed, run
 from .errors import DsimError, ScenarioError, SimulationError
+from .replay import kinds as replay_kinds
+from .replay import replay
 from .results import Results
 from .scenario import Scenario, cbr, droptail, poisson
 
@@ -23,6 +25,8 @@ __all__ = [
     "cbr",
     "droptail",
     "poisson",
+    "replay",
+    "replay_kinds",
     "replication_seed",
     "run",
     "__version__",

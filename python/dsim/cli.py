@@ -2,6 +2,7 @@
 
     dsim run FILE [--seed N] [--replications R] [--jobs J] [--out DIR] [--format parquet|csv]
     dsim validate FILE ...
+    dsim replay CONFIG TRACE [--rate R] [--time-unit U] [--seed N] [--out FILE]
     dsim reproduce [--list] [NAME ...] [--full] [--out DIR] [--strict] [--jobs J]
 
 Errors in what the user gave (a scenario, a flag) are printed as one precise line and the
@@ -75,6 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("files", nargs="+", help="scenario files (TOML)")
+
+    rp = sub.add_parser("replay", help="run one mechanism over a packet trace (CSV)")
+    rp.add_argument("config", help="the mechanism's table as in a scenario file (TOML), e.g. type = \"droptail\"")
+    rp.add_argument("trace", help="CSV with columns time (or time_ns), size, and optionally dscp, flow")
+    rp.add_argument("--rate", help="link rate a queue discipline feeds, e.g. 10Mbps")
+    rp.add_argument("--time-unit", default="ns", choices=("ns", "us", "ms", "s"), help="unit of the trace's time column")
+    rp.add_argument("--seed", type=_seed, default=1, help="seed of the mechanism's random draws")
+    rp.add_argument("--out", "-o", type=Path, help="output CSV (default: standard output)")
 
     rep = sub.add_parser("reproduce", help="run the published experiments and compare with the documents")
     rep.add_argument("names", nargs="*", help="experiments or families to run (default: all)")
@@ -179,6 +188,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_USAGE if failed else 0
 
 
+def cmd_replay(args: argparse.Namespace) -> int:
+    from .replay import read_trace, replay
+
+    out = replay(Path(args.config), read_trace(args.trace), rate=args.rate, seed=args.seed, time_unit=args.time_unit)
+    if args.out:
+        out.to_csv(args.out, index=False)
+        dropped = int(out["dropped"].sum())
+        _console().print(f"{len(out)} packets, {dropped} dropped; written to {args.out}")
+    else:
+        out.to_csv(sys.stdout, index=False)
+    return 0
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from .reproduce import registry, run_experiments
 
@@ -203,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"dsim {__version__}")
         return 0
-    handlers = {"run": cmd_run, "validate": cmd_validate, "reproduce": cmd_reproduce}
+    handlers = {"run": cmd_run, "validate": cmd_validate, "replay": cmd_replay, "reproduce": cmd_reproduce}
     if args.command is None:
         build_parser().print_help()
         return EXIT_USAGE

@@ -25,6 +25,7 @@ pub mod aqm;
 pub mod engine;
 pub mod net;
 pub mod packet;
+pub mod replay;
 pub mod results;
 pub mod scenario;
 pub mod sched;

@@ -113,6 +113,118 @@ fn run<'py>(
     Ok(out)
 }
 
+/// The codepoint a DSCP name or number stands for; raises ScenarioError naming `path`.
+#[pyfunction]
+fn parse_dscp(py: Python<'_>, text: &str, path: &str) -> PyResult<u8> {
+    dsim_core::packet::Dscp::parse(text).map(|d| d.0).map_err(|rule| {
+        scenario_error(
+            py,
+            &ScenarioError::new(scenario::KeyPath::parse(path), Some(format!("\"{text}\"")), rule),
+        )
+    })
+}
+
+/// The standard name of a codepoint ("EF", "AF11", ...) or its number as text.
+#[pyfunction]
+fn dscp_name(dscp: u8) -> String {
+    dsim_core::packet::Dscp(dscp).to_string()
+}
+
+/// The `type` names `replay` accepts.
+#[pyfunction]
+fn replay_kinds() -> Vec<&'static str> {
+    dsim_core::replay::kinds()
+}
+
+/// Replays a trace (columns as lists) through the mechanism configured by `config` (TOML
+/// text of its scenario table); returns one row per packet.
+#[pyfunction]
+#[pyo3(signature = (config, times_ns, sizes, dscps, flows, rate=None, seed=1))]
+#[allow(clippy::too_many_arguments)]
+fn replay(
+    py: Python<'_>,
+    config: &str,
+    times_ns: Vec<u64>,
+    sizes: Vec<u64>,
+    dscps: Vec<u8>,
+    flows: Vec<u32>,
+    rate: Option<&str>,
+    seed: u64,
+) -> PyResult<ArrowTable> {
+    use dsim_core::replay::{Arrival, mechanism_from_toml};
+    use dsim_core::results::{Column, Table};
+    use dsim_core::time::{Rate, SimTime};
+    let rate = match rate {
+        Some(r) => Some(Rate::parse(r).map_err(|e| {
+            scenario_error(
+                py,
+                &ScenarioError::new(scenario::KeyPath::root().key("rate"), Some(format!("\"{r}\"")), e.0),
+            )
+        })?),
+        None => None,
+    };
+    let n = times_ns.len();
+    if sizes.len() != n || dscps.len() != n || flows.len() != n {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "times, sizes, dscps and flows must have the same length",
+        ));
+    }
+    let mut arrivals = Vec::with_capacity(n);
+    for i in 0..n {
+        let size = u32::try_from(sizes[i]).map_err(|_| {
+            scenario_error(
+                py,
+                &ScenarioError::new(
+                    scenario::KeyPath::root().key("trace").index(i).key("size"),
+                    Some(sizes[i].to_string()),
+                    "a packet is at most 4 GB",
+                ),
+            )
+        })?;
+        arrivals.push(Arrival {
+            time: SimTime(times_ns[i]),
+            size,
+            dscp: dsim_core::packet::Dscp(dscps[i]),
+            flow: flows[i],
+        });
+    }
+    let outcomes = guarded(py, "replaying the trace", || {
+        let mech = mechanism_from_toml(config, rate)?;
+        dsim_core::replay::replay(&mech, &arrivals, seed)
+    })?;
+    let ns = |t: Option<SimTime>| t.map_or(f64::NAN, |t| t.0 as f64);
+    let table = Table {
+        columns: vec![
+            (
+                "dscp_out".into(),
+                Column::U64(outcomes.iter().map(|o| o.dscp.0 as u64).collect()),
+            ),
+            (
+                "dropped".into(),
+                Column::U64(outcomes.iter().map(|o| o.dropped.is_some() as u64).collect()),
+            ),
+            (
+                "drop_cause".into(),
+                Column::Str(
+                    outcomes
+                        .iter()
+                        .map(|o| o.dropped.map_or(String::new(), |c| c.name().to_string()))
+                        .collect(),
+                ),
+            ),
+            (
+                "tx_start_ns".into(),
+                Column::F64(outcomes.iter().map(|o| ns(o.tx_start)).collect()),
+            ),
+            (
+                "tx_end_ns".into(),
+                Column::F64(outcomes.iter().map(|o| ns(o.tx_end)).collect()),
+            ),
+        ],
+    };
+    ArrowTable::from_table(&table).map_err(|e| simulation_error(py, e))
+}
+
 #[pymodule]
 fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", dsim_core::VERSION)?;
@@ -122,5 +234,9 @@ fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_hash, m)?)?;
     m.add_function(wrap_pyfunction!(replication_seed, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_dscp, m)?)?;
+    m.add_function(wrap_pyfunction!(dscp_name, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_kinds, m)?)?;
     Ok(())
 }

@@ -37,6 +37,11 @@ pub fn scenario_hash(sc: &Scenario) -> String {
 }
 
 fn deserialize(text: &str) -> Result<Scenario, ScenarioError> {
+    deserialize_value(text)
+}
+
+/// Deserializes any schema type from TOML text, with located errors.
+pub fn deserialize_value<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ScenarioError> {
     let de = toml::Deserializer::parse(text).map_err(|e| syntax_error(&e, text))?;
     serde_path_to_error::deserialize(de).map_err(|e| {
         let mut path = KeyPath::parse(&e.path().to_string());

@@ -66,6 +66,10 @@ pub fn variant<'de, D: Deserializer<'de>, T: DeserializeOwned>(table: toml::Tabl
 #[macro_export]
 macro_rules! tagged_enum {
     ($name:ident { $($variant:ident($ty:ty) = $tag:literal),+ $(,)? }) => {
+        impl $name {
+            /// The `type` names this table accepts.
+            pub const TAGS: &'static [&'static str] = &[$($tag),+];
+        }
         impl<'de> serde::Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let (tag, rest) = $crate::scenario::tagged::split(d, &[$($tag),+])?;
