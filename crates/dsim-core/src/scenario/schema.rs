@@ -96,6 +96,75 @@ impl DirectionSpec {
 pub enum QueueSpec {
     /// FIFO with a physical limit in packets ("100p") or bytes ("64KB").
     Droptail { limit: Limit },
+    /// Strict priority: the first class listed is served first. A class may carry a
+    /// token-bucket limiter (`limit_rate`, `limit_burst`) whose excess is discarded.
+    Priority { classes: Vec<ClassSpec> },
+    /// Weighted round robin: each class's `weight` in packets per visit.
+    Wrr { classes: Vec<ClassSpec> },
+    /// Deficit round robin: each class's `quantum` in bytes per round.
+    Drr { classes: Vec<ClassSpec> },
+    /// One class (`priority_rate`, `priority_burst`) has priority up to that rate; every
+    /// class, that one included, shares the rest by `scheduler` ("wrr" or "drr").
+    Cbq {
+        scheduler: RoundRobinKind,
+        classes: Vec<ClassSpec>,
+    },
+}
+
+impl QueueSpec {
+    /// Does this spec hold several classified queues (rather than one queue)?
+    pub fn is_scheduler(&self) -> bool {
+        matches!(
+            self,
+            QueueSpec::Priority { .. } | QueueSpec::Wrr { .. } | QueueSpec::Drr { .. } | QueueSpec::Cbq { .. }
+        )
+    }
+}
+
+/// The round robin under a CBQ priority class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundRobinKind {
+    Wrr,
+    Drr,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// One class of a multi-queue scheduler: which codepoints it takes and its single queue.
+/// Which of the optional settings apply depends on the scheduler (checked when building).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassSpec {
+    /// Codepoints classified into this class.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dscp: Vec<Dscp>,
+    /// This class also takes every codepoint no class lists.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub default: bool,
+    /// WRR (and CBQ over WRR): packets per visit, >= 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<u32>,
+    /// DRR (and CBQ over DRR): bytes added to the deficit per round, >= 1 B.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantum: Option<Bytes>,
+    /// Priority: token-bucket limiter rate; arrivals beyond it are discarded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_rate: Option<Rate>,
+    /// Priority: the limiter's bucket depth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_burst: Option<Bytes>,
+    /// CBQ: rate up to which this class is served ahead of the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_rate: Option<Rate>,
+    /// CBQ: depth of that allowance's token bucket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_burst: Option<Bytes>,
+    /// The class's single queue (drop-tail or an AQM); default 100 packets of drop-tail.
+    #[serde(default)]
+    pub queue: QueueSpec,
 }
 
 impl Default for QueueSpec {
