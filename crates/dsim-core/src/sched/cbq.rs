@@ -39,6 +39,7 @@
 //!   is sent with priority and the scheduler behaves as PQ for EF, which is A.3.1's
 //!   expectation ("nearly identical with PQ"); with r = 0 it would be plain WRR / DRR
 //!   (the scenario builder requires r > 0).
+//!
 //! The scheduler is work conserving: if any queue holds a packet, a packet is returned.
 //!
 //! Parameters: `scheduler` ("wrr" or "drr"); per class a DSCP list (or default), a queue

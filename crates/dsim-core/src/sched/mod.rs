@@ -12,6 +12,8 @@ pub mod classes;
 pub mod drr;
 pub mod fifo;
 pub mod priority;
+#[cfg(test)]
+mod properties;
 pub mod rate_limiter;
 pub mod wrr;
 
