@@ -10,7 +10,7 @@ from . import _dsim
 from .api import replication_seed, run
 from .errors import DsimError, ScenarioError, SimulationError
 from .results import Results
-from .scenario import Scenario, cbr, droptail, poisson
+from .scenario import Scenario, cbq, cbr, drr, droptail, klass, poisson, priority, wrr
 
 __version__ = _dsim.__version__
 
@@ -20,9 +20,14 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "SimulationError",
+    "cbq",
     "cbr",
+    "drr",
     "droptail",
+    "klass",
     "poisson",
+    "priority",
+    "wrr",
     "replication_seed",
     "run",
     "__version__",

@@ -6,6 +6,12 @@
 //! `ctx.dropped`. Disciplines never count statistics; the port does, by cause.
 //! Composite disciplines (several classified queues behind a scheduler) implement the same
 //! contract, so a port does not know which one it holds.
+//!
+//! Disciplines: [`fifo`] (one queue); over classified queues ([`classes`]: DSCP -> queue,
+//! the queue's AQM -> precedence): [`priority`] (strict priority, optional token-bucket
+//! limiter per class, [`rate_limiter`]), [`wrr`] (weights in packets), [`drr`] (quanta in
+//! bytes), [`cbq`] (one class first up to a rate, all classes in a WRR / DRR share).
+//! Multi-queue disciplines rely on the port calling `classify` before `enqueue`.
 
 pub mod cbq;
 pub mod classes;
