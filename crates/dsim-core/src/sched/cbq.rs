@@ -51,7 +51,7 @@ use super::drr::DrrState;
 use super::rate_limiter::TokenBucket;
 use super::wrr::WrrState;
 use super::{QueueCtx, Verdict};
-use crate::packet::{PacketArena, PktId};
+use crate::packet::PktId;
 
 /// The link-sharing scheduler under the priority allowance.
 #[derive(Debug, Clone)]
@@ -69,10 +69,10 @@ impl RoundRobin {
     }
 
     #[inline]
-    fn select(&mut self, classes: &ClassQueues, pkts: &PacketArena) -> Option<usize> {
+    fn dequeue(&mut self, classes: &mut ClassQueues, ctx: &mut QueueCtx) -> Option<PktId> {
         match self {
-            RoundRobin::Wrr(w) => w.select(classes),
-            RoundRobin::Drr(d) => d.select(classes, pkts),
+            RoundRobin::Wrr(w) => w.dequeue(classes, ctx),
+            RoundRobin::Drr(d) => d.dequeue(classes, ctx),
         }
     }
 
@@ -129,14 +129,7 @@ impl Cbq {
             }
         }
         // Beyond the allowance: the round robin, the priority class taking its share.
-        while let Some(q) = self.rr.select(&self.classes, ctx.pkts) {
-            let got = self.classes.dequeue(q, ctx);
-            self.rr.after_dequeue(q, &self.classes);
-            if got.is_some() {
-                return got;
-            }
-        }
-        None
+        self.rr.dequeue(&mut self.classes, ctx)
     }
 }
 

@@ -132,6 +132,21 @@ impl DrrState {
             self.on_emptied(q);
         }
     }
+
+    /// The next packet of the round robin, taken from its queue.
+    #[inline]
+    pub fn dequeue(&mut self, classes: &mut ClassQueues, ctx: &mut QueueCtx) -> Option<PktId> {
+        // A selected queue always holds a packet; the loop only guards against an AQM that
+        // would drop its whole backlog while dequeueing (none does today).
+        while let Some(q) = self.select(classes, ctx.pkts) {
+            let got = classes.dequeue(q, ctx);
+            self.after_dequeue(q, classes);
+            if got.is_some() {
+                return got;
+            }
+        }
+        None
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -161,14 +176,7 @@ impl Drr {
 
     #[inline]
     pub fn dequeue(&mut self, ctx: &mut QueueCtx) -> Option<PktId> {
-        while let Some(q) = self.rr.select(&self.classes, ctx.pkts) {
-            let got = self.classes.dequeue(q, ctx);
-            self.rr.after_dequeue(q, &self.classes);
-            if got.is_some() {
-                return got;
-            }
-        }
-        None
+        self.rr.dequeue(&mut self.classes, ctx)
     }
 }
 

@@ -80,6 +80,19 @@ impl WrrState {
         self.served += 1;
         Some(self.current)
     }
+
+    /// The next packet of the round robin, taken from its queue.
+    #[inline]
+    pub fn dequeue(&mut self, classes: &mut ClassQueues, ctx: &mut QueueCtx) -> Option<PktId> {
+        // A selected queue always holds a packet; the loop only guards against an AQM that
+        // would drop its whole backlog while dequeueing (none does today).
+        while let Some(q) = self.select(classes) {
+            if let Some(id) = classes.dequeue(q, ctx) {
+                return Some(id);
+            }
+        }
+        None
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -105,14 +118,7 @@ impl Wrr {
 
     #[inline]
     pub fn dequeue(&mut self, ctx: &mut QueueCtx) -> Option<PktId> {
-        // A selected queue always holds a packet; the loop only guards against an AQM that
-        // would drop its whole backlog while dequeueing (none does today).
-        while let Some(q) = self.rr.select(&self.classes) {
-            if let Some(id) = self.classes.dequeue(q, ctx) {
-                return Some(id);
-            }
-        }
-        None
+        self.rr.dequeue(&mut self.classes, ctx)
     }
 }
 
