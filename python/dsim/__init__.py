@@ -12,7 +12,7 @@ from .errors import DsimError, ScenarioError, SimulationError
 from .replay import kinds as replay_kinds
 from .replay import replay
 from .results import Results
-from .scenario import Scenario, cbr, droptail, poisson
+from .scenario import Scenario, cbq, cbr, drr, droptail, klass, poisson, priority, wrr
 
 __version__ = _dsim.__version__
 
@@ -22,11 +22,16 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "SimulationError",
+    "cbq",
     "cbr",
+    "drr",
     "droptail",
+    "klass",
     "poisson",
+    "priority",
     "replay",
     "replay_kinds",
+    "wrr",
     "replication_seed",
     "run",
     "__version__",

@@ -26,12 +26,70 @@ import tomli_w
 from . import _dsim
 from .errors import ScenarioError
 
-__all__ = ["Scenario", "droptail", "cbr", "poisson"]
+__all__ = ["Scenario", "droptail", "cbr", "poisson", "klass", "priority", "wrr", "drr", "cbq"]
 
 
 def droptail(limit: str = "100p") -> dict[str, Any]:
     """A drop-tail FIFO holding at most `limit` ("100p" packets or "64KB" bytes)."""
     return {"type": "droptail", "limit": limit}
+
+
+def klass(
+    dscp: str | int | list[str | int] | None = None,
+    *,
+    default: bool | None = None,
+    queue: dict[str, Any] | None = None,
+    weight: int | None = None,
+    quantum: str | None = None,
+    limit_rate: str | None = None,
+    limit_burst: str | None = None,
+    priority_rate: str | None = None,
+    priority_burst: str | None = None,
+) -> dict[str, Any]:
+    """One class of a multi-queue scheduler: the codepoints it takes (`dscp`, one or a
+    list; `default=True` for every codepoint no class lists) and its single `queue`
+    (default: 100 packets of drop-tail). Which other settings apply depends on the
+    scheduler: `weight` (packets per visit) for :func:`wrr`, `quantum` ("1500B") for
+    :func:`drr`, `limit_rate` + `limit_burst` (a token-bucket limiter whose excess is
+    discarded, RFC 2598 section 2.1) for :func:`priority`, and for :func:`cbq` the
+    round robin's `weight` or `quantum` plus, on one class, `priority_rate` +
+    `priority_burst` (priority up to that rate)."""
+    if isinstance(dscp, (str, int)):
+        dscp = [dscp]
+    return _drop_none(
+        {
+            "dscp": list(dscp) if dscp is not None else None,
+            "default": default,
+            "weight": weight,
+            "quantum": quantum,
+            "limit_rate": limit_rate,
+            "limit_burst": limit_burst,
+            "priority_rate": priority_rate,
+            "priority_burst": priority_burst,
+            "queue": queue,
+        }
+    )
+
+
+def priority(*classes: dict[str, Any]) -> dict[str, Any]:
+    """Strict priority over `classes` (built with :func:`klass`); the first is served first."""
+    return {"type": "priority", "classes": list(classes)}
+
+
+def wrr(*classes: dict[str, Any]) -> dict[str, Any]:
+    """Weighted round robin over `classes`, each with a `weight` in packets per visit."""
+    return {"type": "wrr", "classes": list(classes)}
+
+
+def drr(*classes: dict[str, Any]) -> dict[str, Any]:
+    """Deficit round robin over `classes`, each with a `quantum` in bytes per round."""
+    return {"type": "drr", "classes": list(classes)}
+
+
+def cbq(*classes: dict[str, Any], scheduler: str = "wrr") -> dict[str, Any]:
+    """One class (with `priority_rate`, `priority_burst`) served first up to that rate;
+    all classes, that one included, share the rest by `scheduler` ("wrr" or "drr")."""
+    return {"type": "cbq", "scheduler": scheduler, "classes": list(classes)}
 
 
 def cbr(rate: str, size: str, spacing_variation: str | float | None = None) -> dict[str, Any]:

@@ -4,12 +4,28 @@
 
 use crate::sim::{DropSite, Simulation};
 use crate::stats::{Distribution, DropCause, Window};
+use crate::time::Duration;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum Column {
     U64(Vec<u64>),
     F64(Vec<f64>),
     Str(Vec<String>),
+}
+
+/// Columns compare bit for bit (a NaN equals the same NaN): "same seed, same tables" means
+/// identical bits, and NaN marks a statistic with no samples.
+impl PartialEq for Column {
+    fn eq(&self, other: &Column) -> bool {
+        match (self, other) {
+            (Column::U64(a), Column::U64(b)) => a == b,
+            (Column::F64(a), Column::F64(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            (Column::Str(a), Column::Str(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 impl Column {
@@ -156,6 +172,18 @@ fn distribution_columns(b: &mut TableBuilder, prefix: &str, d: &Distribution) {
     b.f(&format!("{prefix}_max_ms"), ms(d.max()));
 }
 
+/// RFC 2598 appendix A.3 reports jitter "in percent of a packet time at the subscribed
+/// rate": `packet_time_ms` (size * 8 / rate of a CBR source) and the 50th and 90th
+/// percentiles of the jitter as % of it; NaN for flows without a subscribed rate.
+fn jitter_pct_columns(b: &mut TableBuilder, jitter: &Distribution, packet_time: Option<Duration>) {
+    let pt = packet_time.map_or(f64::NAN, |d| d.0 as f64);
+    b.f("packet_time_ms", pt / 1e6);
+    for (q, name) in [(0.5, "p50"), (0.9, "p90")] {
+        let pct = jitter.quantile(q).map_or(f64::NAN, |v| 100.0 * v as f64 / pt);
+        b.f(&format!("jitter_{name}_pct"), pct);
+    }
+}
+
 fn per_second(bytes: u64, w: &Window) -> f64 {
     bytes as f64 * 8.0 / w.length().as_secs_f64()
 }
@@ -189,6 +217,7 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         distribution_columns(&mut f, "delay", &s.delay);
         distribution_columns(&mut f, "jitter", &s.jitter);
         f.u("jitter_pairs", s.jitter.count());
+        jitter_pct_columns(&mut f, &s.jitter, flow.app.packet_time());
         f.end_row();
     }
 

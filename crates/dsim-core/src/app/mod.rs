@@ -23,6 +23,16 @@ pub enum App {
 }
 
 impl App {
+    /// The time one packet takes at the flow's subscribed rate: size * 8 / rate for a CBR
+    /// source, the unit RFC 2598 appendix A.3 expresses jitter in ("% of a packet time at
+    /// the subscribed rate"). None for sources without a subscribed rate.
+    pub fn packet_time(&self) -> Option<Duration> {
+        match self {
+            App::Cbr(a) => Some(a.interval),
+            App::Poisson(_) => None,
+        }
+    }
+
     #[inline]
     pub fn next_emission(&mut self, rng: &mut Rng) -> Emission {
         match self {

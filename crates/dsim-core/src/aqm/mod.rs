@@ -7,7 +7,7 @@ pub mod droptail;
 
 pub use droptail::DropTailQueue;
 
-use crate::packet::PktId;
+use crate::packet::{Dscp, PktId};
 use crate::sched::{QueueCtx, Verdict};
 use crate::stats::DropCause;
 use crate::time::Limit;
@@ -20,6 +20,22 @@ pub enum Aqm {
 }
 
 impl Aqm {
+    /// Number of drop precedences the policy tells apart (rows per queue in the results).
+    pub fn precedences(&self) -> usize {
+        match self {
+            Aqm::DropTail => 1,
+        }
+    }
+
+    /// The drop precedence of a packet with codepoint `dscp` (0 = the only one, or the
+    /// lowest drop probability).
+    #[inline]
+    pub fn precedence(&self, _dscp: Dscp) -> u8 {
+        match self {
+            Aqm::DropTail => 0,
+        }
+    }
+
     /// The policy's decision on an arriving packet, before the physical limit is checked.
     #[inline]
     fn early_verdict(&mut self) -> Verdict {

@@ -22,11 +22,11 @@ use crate::transport::udp::{MIN_DATAGRAM, UdpSender};
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
-fn err<T>(path: KeyPath, value: impl ToString, rule: impl Into<String>) -> Result<T> {
+pub(super) fn err<T>(path: KeyPath, value: impl ToString, rule: impl Into<String>) -> Result<T> {
     Err(ScenarioError::new(path, Some(value.to_string()), rule))
 }
 
-fn quoted(s: &str) -> String {
+pub(super) fn quoted(s: &str) -> String {
     format!("\"{s}\"")
 }
 
@@ -193,7 +193,7 @@ fn build_port(
     })
 }
 
-fn check_rate(rate: Rate, path: KeyPath) -> Result<()> {
+pub(super) fn check_rate(rate: Rate, path: KeyPath) -> Result<()> {
     if rate.0 == 0 {
         return err(path, quoted(&rate.to_string()), "a rate must be greater than 0");
     }
@@ -212,13 +212,27 @@ fn check_limit(limit: Limit, path: KeyPath) -> Result<()> {
 }
 
 pub fn build_qdisc(spec: &QueueSpec, path: &KeyPath) -> Result<Qdisc> {
+    if spec.is_scheduler() {
+        return super::sched::build_scheduler(spec, path);
+    }
+    Ok(Qdisc::Fifo(Fifo {
+        queue: build_aqm_queue(spec, path)?,
+    }))
+}
+
+/// The one place a single-queue spec becomes a queue: a port's FIFO and every class of a
+/// scheduler are built here, so a new AQM needs only a new arm.
+pub fn build_aqm_queue(spec: &QueueSpec, path: &KeyPath) -> Result<AqmQueue> {
     match spec {
         QueueSpec::Droptail(DroptailSpec { limit }) => {
             check_limit(*limit, path.key("limit"))?;
-            Ok(Qdisc::Fifo(Fifo {
-                queue: AqmQueue::drop_tail(*limit),
-            }))
+            Ok(AqmQueue::drop_tail(*limit))
         }
+        QueueSpec::Priority(_) | QueueSpec::Wrr(_) | QueueSpec::Drr(_) | QueueSpec::Cbq(_) => err(
+            path.key("type"),
+            quoted(spec.type_name()),
+            "a scheduler class holds a single queue (droptail or an AQM), not another scheduler",
+        ),
     }
 }
 

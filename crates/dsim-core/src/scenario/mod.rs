@@ -2,6 +2,7 @@
 
 pub mod build;
 pub mod error;
+mod sched;
 pub mod schema;
 pub mod tagged;
 

@@ -95,14 +95,107 @@ impl DirectionSpec {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum QueueSpec {
     Droptail(DroptailSpec),
+    Priority(ClassesSpec),
+    Wrr(ClassesSpec),
+    Drr(ClassesSpec),
+    Cbq(CbqSpec),
 }
-crate::tagged_enum!(QueueSpec { Droptail(DroptailSpec) = "droptail" });
+crate::tagged_enum!(QueueSpec {
+    Droptail(DroptailSpec) = "droptail",
+    Priority(ClassesSpec) = "priority",
+    Wrr(ClassesSpec) = "wrr",
+    Drr(ClassesSpec) = "drr",
+    Cbq(CbqSpec) = "cbq",
+});
+
+impl QueueSpec {
+    /// Does this spec hold several classified queues (rather than one queue)?
+    pub fn is_scheduler(&self) -> bool {
+        !matches!(self, QueueSpec::Droptail(_))
+    }
+
+    /// The `type` of this spec as written in a scenario.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            QueueSpec::Droptail(_) => "droptail",
+            QueueSpec::Priority(_) => "priority",
+            QueueSpec::Wrr(_) => "wrr",
+            QueueSpec::Drr(_) => "drr",
+            QueueSpec::Cbq(_) => "cbq",
+        }
+    }
+}
 
 /// FIFO with a physical limit in packets ("100p") or bytes ("64KB").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DroptailSpec {
     pub limit: Limit,
+}
+
+/// `priority`: strict priority, the first class listed served first; a class may carry a
+/// token-bucket limiter (`limit_rate`, `limit_burst`) whose excess is discarded.
+/// `wrr`: weighted round robin, each class's `weight` in packets per visit.
+/// `drr`: deficit round robin, each class's `quantum` in bytes per round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassesSpec {
+    pub classes: Vec<ClassSpec>,
+}
+
+/// `cbq`: one class (`priority_rate`, `priority_burst`) has priority up to that rate; every
+/// class, that one included, shares the rest by `scheduler` ("wrr" or "drr").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CbqSpec {
+    pub scheduler: RoundRobinKind,
+    pub classes: Vec<ClassSpec>,
+}
+
+/// The round robin under a CBQ priority class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundRobinKind {
+    Wrr,
+    Drr,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// One class of a multi-queue scheduler: which codepoints it takes and its single queue.
+/// Which of the optional settings apply depends on the scheduler (checked when building).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassSpec {
+    /// Codepoints classified into this class.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dscp: Vec<Dscp>,
+    /// This class also takes every codepoint no class lists.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub default: bool,
+    /// WRR (and CBQ over WRR): packets per visit, >= 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<u32>,
+    /// DRR (and CBQ over DRR): bytes added to the deficit per round, >= 1 B.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantum: Option<Bytes>,
+    /// Priority: token-bucket limiter rate; arrivals beyond it are discarded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_rate: Option<Rate>,
+    /// Priority: the limiter's bucket depth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_burst: Option<Bytes>,
+    /// CBQ: rate up to which this class is served ahead of the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_rate: Option<Rate>,
+    /// CBQ: depth of that allowance's token bucket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_burst: Option<Bytes>,
+    /// The class's single queue (drop-tail or an AQM); default 100 packets of drop-tail.
+    #[serde(default)]
+    pub queue: QueueSpec,
 }
 
 impl Default for QueueSpec {

@@ -6,10 +6,29 @@
 //! `ctx.dropped`. Disciplines never count statistics; the port does, by cause.
 //! Composite disciplines (several classified queues behind a scheduler) implement the same
 //! contract, so a port does not know which one it holds.
+//!
+//! Disciplines: [`fifo`] (one queue); over classified queues ([`classes`]: DSCP -> queue,
+//! the queue's AQM -> precedence): [`priority`] (strict priority, optional token-bucket
+//! limiter per class, [`rate_limiter`]), [`wrr`] (weights in packets), [`drr`] (quanta in
+//! bytes), [`cbq`] (one class first up to a rate, all classes in a WRR / DRR share).
+//! Multi-queue disciplines rely on the port calling `classify` before `enqueue`.
 
+pub mod cbq;
+pub mod classes;
+pub mod drr;
 pub mod fifo;
+pub mod priority;
+#[cfg(test)]
+mod properties;
+pub mod rate_limiter;
+pub mod wrr;
 
+pub use cbq::Cbq;
+pub use classes::ClassQueues;
+pub use drr::Drr;
 pub use fifo::Fifo;
+pub use priority::Priority;
+pub use wrr::Wrr;
 
 use crate::engine::rng::Rng;
 use crate::packet::{PacketArena, PktId};
@@ -35,6 +54,14 @@ pub enum Verdict {
 #[derive(Debug, Clone)]
 pub enum Qdisc {
     Fifo(Fifo),
+    /// Strict priority over classified queues, optional token-bucket limiter per class.
+    Priority(Priority),
+    /// Weighted round robin (packets) over classified queues.
+    Wrr(Wrr),
+    /// Deficit round robin (bytes) over classified queues.
+    Drr(Drr),
+    /// One class with priority up to a rate, every class in a WRR / DRR share.
+    Cbq(Cbq),
 }
 
 impl Qdisc {
@@ -42,6 +69,10 @@ impl Qdisc {
     pub fn queues(&self) -> usize {
         match self {
             Qdisc::Fifo(_) => 1,
+            Qdisc::Priority(s) => s.classes.len(),
+            Qdisc::Wrr(s) => s.classes.len(),
+            Qdisc::Drr(s) => s.classes.len(),
+            Qdisc::Cbq(s) => s.classes.len(),
         }
     }
 
@@ -49,6 +80,10 @@ impl Qdisc {
     pub fn precedences(&self) -> usize {
         match self {
             Qdisc::Fifo(_) => 1,
+            Qdisc::Priority(s) => s.classes.precedences(),
+            Qdisc::Wrr(s) => s.classes.precedences(),
+            Qdisc::Drr(s) => s.classes.precedences(),
+            Qdisc::Cbq(s) => s.classes.precedences(),
         }
     }
 
@@ -58,6 +93,10 @@ impl Qdisc {
         let p = &mut pkts[id];
         match self {
             Qdisc::Fifo(_) => (p.queue, p.precedence) = (0, 0),
+            Qdisc::Priority(s) => s.classes.classify(p),
+            Qdisc::Wrr(s) => s.classes.classify(p),
+            Qdisc::Drr(s) => s.classes.classify(p),
+            Qdisc::Cbq(s) => s.classes.classify(p),
         }
     }
 
@@ -65,6 +104,10 @@ impl Qdisc {
     pub fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx) -> Verdict {
         match self {
             Qdisc::Fifo(q) => q.enqueue(id, ctx),
+            Qdisc::Priority(s) => s.enqueue(id, ctx),
+            Qdisc::Wrr(s) => s.enqueue(id, ctx),
+            Qdisc::Drr(s) => s.enqueue(id, ctx),
+            Qdisc::Cbq(s) => s.enqueue(id, ctx),
         }
     }
 
@@ -72,18 +115,30 @@ impl Qdisc {
     pub fn dequeue(&mut self, ctx: &mut QueueCtx) -> Option<PktId> {
         match self {
             Qdisc::Fifo(q) => q.dequeue(ctx),
+            Qdisc::Priority(s) => s.dequeue(ctx),
+            Qdisc::Wrr(s) => s.dequeue(ctx),
+            Qdisc::Drr(s) => s.dequeue(ctx),
+            Qdisc::Cbq(s) => s.dequeue(ctx),
         }
     }
 
     pub fn len_packets(&self) -> usize {
         match self {
             Qdisc::Fifo(q) => q.queue.fifo.len_packets(),
+            Qdisc::Priority(s) => s.classes.len_packets(),
+            Qdisc::Wrr(s) => s.classes.len_packets(),
+            Qdisc::Drr(s) => s.classes.len_packets(),
+            Qdisc::Cbq(s) => s.classes.len_packets(),
         }
     }
 
     pub fn len_bytes(&self) -> u64 {
         match self {
             Qdisc::Fifo(q) => q.queue.fifo.len_bytes(),
+            Qdisc::Priority(s) => s.classes.len_bytes(),
+            Qdisc::Wrr(s) => s.classes.len_bytes(),
+            Qdisc::Drr(s) => s.classes.len_bytes(),
+            Qdisc::Cbq(s) => s.classes.len_bytes(),
         }
     }
 }

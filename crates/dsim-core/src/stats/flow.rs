@@ -94,6 +94,50 @@ mod tests {
     }
 
     #[test]
+    fn jitter_percentiles_of_a_hand_built_sequence() {
+        // Departures every 20 ms; arrivals give transits 10, 12, 11, 15, 15, 10 ms.
+        // Pairs: |12-10| = 2, |11-12| = 1, |15-11| = 4, |15-15| = 0, |10-15| = 5 ms.
+        // Sorted 0, 1, 2, 4, 5: median 2 ms (3rd of 5), 90th percentile 5 ms (5th of 5),
+        // within the histogram's 1 % precision; min and max exact.
+        let w = Window {
+            start: SimTime(0),
+            end: SimTime(u64::MAX),
+        };
+        let mut s = FlowStats::default();
+        for (i, transit) in [10, 12, 11, 15, 15, 10].into_iter().enumerate() {
+            let p = pkt(i as u64, 20 * i as u64);
+            s.on_delivered(&w, p.sent_at + Duration::from_millis(transit), &p);
+        }
+        assert_eq!(s.jitter.count(), 5);
+        assert_eq!((s.jitter.min(), s.jitter.max()), (Some(0), Some(5_000_000)));
+        let p50 = s.jitter.quantile(0.5).unwrap() as f64;
+        let p90 = s.jitter.quantile(0.9).unwrap() as f64;
+        assert!((p50 - 2e6).abs() <= 0.01 * 2e6, "{p50}");
+        assert!((p90 - 5e6).abs() <= 0.01 * 5e6, "{p90}");
+        assert!((s.jitter.mean() - 2.4e6).abs() < 1.0);
+    }
+
+    #[test]
+    fn a_pair_counts_when_its_second_packet_arrives_in_the_window() {
+        // Window starts at 100 ms; departures 0, 20, 40 ms. Packet 0 arrives at 95 ms
+        // (outside: no delay sample), packets 1 and 2 at 125 and 150 ms (inside).
+        // Transits 95, 105, 110 ms: pair (0, 1) -> 10 ms, counted because its second packet
+        // arrives inside; pair (1, 2) -> 5 ms.
+        let w = Window {
+            start: SimTime(100_000_000),
+            end: SimTime(u64::MAX),
+        };
+        let mut s = FlowStats::default();
+        for (i, arrival_ms) in [(0u64, 95u64), (1, 125), (2, 150)] {
+            let p = pkt(i, 20 * i);
+            s.on_delivered(&w, SimTime(arrival_ms * 1_000_000), &p);
+        }
+        assert_eq!(s.delivered_pkts, 2);
+        assert_eq!(s.jitter.count(), 2);
+        assert_eq!((s.jitter.min(), s.jitter.max()), (Some(5_000_000), Some(10_000_000)));
+    }
+
+    #[test]
     fn counts_only_inside_the_window() {
         let w = Window {
             start: SimTime(1_000),

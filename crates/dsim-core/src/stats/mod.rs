@@ -21,16 +21,20 @@ pub enum DropCause {
     Overflow,
     /// The link direction's random loss (`loss` in the scenario).
     LinkLoss,
+    /// A scheduler class's token-bucket rate limiter discarded the packet (RFC 2598
+    /// section 2.1: traffic beyond the limit of a preempting queue MUST be discarded).
+    RateLimit,
 }
 
 impl DropCause {
-    pub const ALL: [DropCause; 2] = [DropCause::Overflow, DropCause::LinkLoss];
+    pub const ALL: [DropCause; 3] = [DropCause::Overflow, DropCause::LinkLoss, DropCause::RateLimit];
     pub const COUNT: usize = Self::ALL.len();
 
     pub fn name(self) -> &'static str {
         match self {
             DropCause::Overflow => "overflow",
             DropCause::LinkLoss => "link_loss",
+            DropCause::RateLimit => "rate_limit",
         }
     }
 }

@@ -1,0 +1,131 @@
+//! Properties every multi-queue scheduler must keep, over random arrival and service
+//! sequences (proptest): work conservation (a packet is returned whenever one waits, so
+//! the link never idles while a packet is queued), packet conservation (admitted = sent +
+//! queued), FIFO order inside each class, and per scheduler its own rule (strict priority
+//! order, the limiter's (r, b) bound).
+
+use proptest::prelude::*;
+
+use super::cbq::{Cbq, RoundRobin};
+use super::classes::testing::{Harness, one_dscp_per_class};
+use super::drr::DrrState;
+use super::rate_limiter::{TokenBucket, TokenBucketParams};
+use super::wrr::WrrState;
+use super::{Drr, Priority, Qdisc, Verdict, Wrr};
+use crate::packet::Dscp;
+use crate::time::{Bytes, Limit, Rate, SimTime};
+
+const DSCPS: [Dscp; 4] = [Dscp::EF, Dscp(10), Dscp(18), Dscp::BE];
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// Time advances by `gap` ns, then a packet of class `class` and `size` bytes arrives.
+    Arrive { gap: u64, class: usize, size: u32 },
+    /// Time advances by `gap` ns, then the link asks for a packet.
+    Serve { gap: u64 },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        (
+            0u64..2_000_000,
+            0usize..4,
+            prop_oneof![Just(40u32), Just(160), Just(576), Just(1500), 40u32..1500]
+        )
+            .prop_map(|(gap, class, size)| Op::Arrive { gap, class, size }),
+        (0u64..2_000_000).prop_map(|gap| Op::Serve { gap }),
+    ]
+}
+
+/// The five schedulers, with small queues (so overflow happens) and a tight limiter.
+fn schedulers() -> Vec<(&'static str, Qdisc)> {
+    let classes = || one_dscp_per_class(&DSCPS, Limit::Packets(8));
+    let tb = || {
+        TokenBucket::new(TokenBucketParams {
+            rate: Rate(2_000_000),
+            depth: Bytes(3000),
+        })
+    };
+    vec![
+        (
+            "priority",
+            Qdisc::Priority(Priority::new(classes(), vec![Some(tb()), None, None, None])),
+        ),
+        ("wrr", Qdisc::Wrr(Wrr::new(classes(), vec![3, 1, 2, 1]))),
+        ("drr", Qdisc::Drr(Drr::new(classes(), vec![1500, 500, 3000, 100]))),
+        (
+            "cbq-wrr",
+            Qdisc::Cbq(Cbq::new(
+                classes(),
+                0,
+                tb(),
+                RoundRobin::Wrr(WrrState::new(vec![1, 2, 1, 1])),
+            )),
+        ),
+        (
+            "cbq-drr",
+            Qdisc::Cbq(Cbq::new(
+                classes(),
+                0,
+                tb(),
+                RoundRobin::Drr(DrrState::new(vec![700, 1500, 1500, 300])),
+            )),
+        ),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn schedulers_are_work_conserving_and_lose_nothing(ops in prop::collection::vec(op(), 1..400)) {
+        for (name, mut q) in schedulers() {
+            let mut h = Harness::new();
+            let mut now = 0u64;
+            let mut tag = 0u64;
+            let (mut admitted, mut sent) = (0u64, 0u64);
+            // Last tag served per class: FIFO inside a class means tags increase.
+            let mut last_tag = [None::<u64>; 4];
+            // Arrival tags admitted per class and not yet served, to check priority order.
+            let mut waiting = [0usize; 4];
+            // Bytes the PQ limiter let into class 0.
+            let mut limited_bytes = 0u64;
+            for op in &ops {
+                match *op {
+                    Op::Arrive { gap, class, size } => {
+                        now += gap;
+                        tag += 1;
+                        let (_, v) = h.offer(&mut q, SimTime(now), DSCPS[class], size, tag);
+                        if v == Verdict::Admit {
+                            admitted += 1;
+                            waiting[class] += 1;
+                            if class == 0 && name == "priority" {
+                                limited_bytes += size as u64;
+                                // Limiter bound: at most b + r t / 8 bytes by time t.
+                                prop_assert!(limited_bytes * 8 <= 3000 * 8 + 2 * now / 1000, "{name}: limiter bound at {now}");
+                            }
+                        }
+                    }
+                    Op::Serve { gap } => {
+                        now += gap;
+                        let queued = q.len_packets();
+                        let got = h.take(&mut q, SimTime(now));
+                        // Work conservation: a packet waits <=> one is returned.
+                        prop_assert_eq!(got.is_some(), queued > 0, "{}: queued {} at {}", name, queued, now);
+                        if let Some((class, t, _)) = got {
+                            let c = class as usize;
+                            if name == "priority" {
+                                prop_assert!(waiting[..c].iter().all(|&w| w == 0), "priority: class {} served before a higher one", c);
+                            }
+                            prop_assert!(last_tag[c].is_none_or(|l| l < t), "{}: FIFO order broken in class {}", name, c);
+                            last_tag[c] = Some(t);
+                            waiting[c] -= 1;
+                            sent += 1;
+                        }
+                    }
+                }
+                prop_assert_eq!(admitted, sent + q.len_packets() as u64, "{}: packet conservation", name);
+            }
+        }
+    }
+}
