@@ -146,8 +146,14 @@ mod tests {
     #[test]
     fn locates_values_in_tables_arrays_and_inline_tables() {
         let text = "a = 1\n[[link]]\nrate = \"0Mbps\"\nq = { limit = \"5p\" }\n";
-        assert_eq!(locate(text, &KeyPath::parse("link[0].rate")), (Some(3), Some("\"0Mbps\"".into())));
-        assert_eq!(locate(text, &KeyPath::parse("link[0].q.limit")), (Some(4), Some("\"5p\"".into())));
+        assert_eq!(
+            locate(text, &KeyPath::parse("link[0].rate")),
+            (Some(3), Some("\"0Mbps\"".into()))
+        );
+        assert_eq!(
+            locate(text, &KeyPath::parse("link[0].q.limit")),
+            (Some(4), Some("\"5p\"".into()))
+        );
         assert_eq!(locate(text, &KeyPath::parse("a")), (Some(1), Some("1".into())));
     }
 }
