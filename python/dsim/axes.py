@@ -354,18 +354,20 @@ def check_points(base: Scenario, design: Design) -> tuple[list[Point], dict[int,
     Raises ScenarioError for an axis whose key does not exist (checked on the first point
     that uses each axis), before anything runs."""
     points = design.points()
+    values = {a.key: list(a.values) for a in design.axes}
     refused: dict[int, str] = {}
     for p in points:
         try:
             toml = point_scenario(base, p).to_toml()
         except ScenarioError as e:  # a path into an entry that is not there (flow[9] of 2)
             key = next((k for k in p.values if k.startswith(e.path) or e.path.startswith(k)), e.path)
-            raise _axis_error(key, p.values.get(key), f"no such key in the scenario ({e})") from None
+            raise _axis_error(key, values.get(key), f"no such key in the scenario ({e.path}: {e.rule})") from None
         try:
             _dsim.validate(toml)
         except ScenarioError as e:
-            for key, value in p.values.items():
+            for key in p.values:
                 if _unknown_key(e, key):
-                    raise _axis_error(key, value, f"no such key in the scenario schema ({e.rule})") from None
-            refused[p.index] = f"{p.label()}: {e}"
+                    raise _axis_error(key, values[key], f"no such key in the scenario schema ({e.path}: {e.rule})") from None
+            # The line of the generated point scenario would mean nothing to the user.
+            refused[p.index] = f"{e.path} = {e.value}: {e.rule}" if e.value is not None else f"{e.path}: {e.rule}"
     return points, refused

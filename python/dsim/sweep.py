@@ -197,7 +197,7 @@ def run_sweep(
         for p in points
         for r in range(replications)
     ]
-    store = Store.open(out, manifest, tasks, scenario_text=sc.to_toml() if sc.source or sc._text else None, new=new)
+    store = Store.open(out, manifest, tasks, scenario_text=sc.to_toml(), new=new)
     pending = [Task(tomls[t["point"]], seed, (t["point"], t["replication"])) for t in store.tasks(PENDING)]
     report = SweepReport(Path(out), len(points), replications, reused=len(store.tasks(DONE)), redone=list(store.redone), refused=refused)
     ex = make_executor(executor, jobs)
