@@ -10,15 +10,15 @@ manifest.json holds: ``format``, ``dsim_version``, ``scenario`` (name, source fi
 the base scenario without its [sweep] table), ``base_seed``, ``seed_formula``,
 ``replications``, ``mode``, ``axes`` (key and values), ``points`` (index, the value of
 each axis, the hash of the scenario the point runs, and the validator's refusal if any), and
-``tasks`` (point, replication, seed, state ``done``/``failed``/``pending``, file, rows per
-table, error).
+``tasks`` (point, replication, seed, hash of the point's scenario, state
+``done``/``failed``/``pending``, file, rows per table, error).
 
 A task file is written under a temporary name, synced, then renamed (``os.replace``), so
 it is either complete or absent; the manifest is rewritten the same way. A task file holds
 every table of the task, stacked: column ``_table`` names the table of each row and the
 columns of table T are ``T.<column>`` (null on the rows of the other tables); its schema
-metadata (key ``dsim``) holds the task (point, replication, seed, dsim version) and the
-row count of each table. A file counts as finished only if it reads back whole (page
+metadata (key ``dsim``) holds the task (point, replication, seed, scenario hash, dsim
+version) and the row count of each table. A file counts as finished only if it reads back whole (page
 checksums verified), belongs to its task and has the rows its metadata announces;
 otherwise it is deleted and the task runs again.
 
@@ -169,8 +169,8 @@ class Store:
             except DsimError:
                 if not new:
                     raise
-            if old is not None and new:
-                cls._clear(path, old)
+            if new:
+                cls._clear(path)
                 old = None
             elif old is not None:
                 cls._check_same(path, old, sweep)
@@ -187,7 +187,10 @@ class Store:
         }
         store = cls(path, manifest)
         for t in tasks:
-            entry = {"point": t["point"], "replication": t["replication"], "seed": t["seed"], "state": PENDING, "file": store.task_name(t["point"], t["replication"]), "rows": None, "error": None}
+            entry = {
+                "point": t["point"], "replication": t["replication"], "seed": t["seed"], "hash": t.get("hash"),
+                "state": PENDING, "file": store.task_name(t["point"], t["replication"]), "rows": None, "error": None,
+            }
             f = path / entry["file"]
             if t.get("refused"):
                 entry.update(state=FAILED, error=t["refused"])
@@ -230,7 +233,7 @@ class Store:
             )
 
     @staticmethod
-    def _clear(path: Path, old: dict[str, Any]) -> None:
+    def _clear(path: Path) -> None:
         """Deletes the files of the store at `path` (and nothing else)."""
         for f in (path / TASKS).glob("*.parquet"):
             f.unlink()
@@ -247,7 +250,10 @@ class Store:
         return f"{TASKS}/p{point:05d}-r{replication:03d}.parquet"
 
     def expect(self, entry: dict[str, Any]) -> dict[str, Any]:
-        return {"point": entry["point"], "replication": entry["replication"], "seed": entry["seed"], "version": self.manifest["dsim_version"]}
+        return {
+            "point": entry["point"], "replication": entry["replication"], "seed": entry["seed"],
+            "hash": entry.get("hash"), "version": self.manifest["dsim_version"],
+        }
 
     def entry(self, point: int, replication: int) -> dict[str, Any]:
         # Tasks are listed point by point, replication by replication.

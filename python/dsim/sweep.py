@@ -193,7 +193,7 @@ def run_sweep(
         ],
     }
     tasks = [
-        {"point": p.index, "replication": r, "seed": _dsim.derive_seed(seed, [p.index, r]), "refused": refused.get(p.index)}
+        {"point": p.index, "replication": r, "seed": _dsim.derive_seed(seed, [p.index, r]), "hash": manifest["points"][p.index]["hash"], "refused": refused.get(p.index)}
         for p in points
         for r in range(replications)
     ]
