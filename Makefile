@@ -23,7 +23,7 @@ test-python: build
 	$(BIN)/pytest -q
 
 build: $(STAMP)
-	$(BIN)/maturin develop --release --extras test --quiet
+	$(BIN)/maturin develop --release --extras test,dask --quiet
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -27,3 +27,10 @@ def replay(
     rate: str | None = None,
     seed: int = 1,
 ) -> ArrowTable: ...
+def derive_seed(base: int, coords: list[int]) -> int: ...
+def run_task(
+    toml: str,
+    base_seed: int,
+    coords: list[int],
+    progress: Any | None = None,
+) -> dict[str, ArrowTable]: ...

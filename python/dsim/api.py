@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import os
+from typing import Any
+
+import pyarrow as pa
+from rich.console import Console
 
 from . import _dsim
-from .errors import ScenarioError
+from .errors import ScenarioError, SimulationError
+from .executors import Task, TaskResult, make_executor
+from .progress import Monitor
 from .results import Results
 from .scenario import Scenario, load_scenario
 
@@ -16,26 +22,65 @@ def run(
     seed: int | None = None,
     replications: int | None = None,
     jobs: int | None = None,
+    executor: Any = None,
+    progress: bool = False,
+    console: Console | None = None,
 ) -> Results:
     """Runs a scenario (a Scenario, a scenario file path, or TOML text).
 
     seed: base seed (default: the scenario's `seed`); replication r runs with
-          `dsim.replication_seed(seed, r)`.
+          `dsim.replication_seed(seed, r)` = `dsim.derive_seed(seed, [r])`.
     replications: number of independent replications (default: the scenario's).
-    jobs: worker threads for the replications (default: all cores). The results do not
-          depend on it.
+    jobs: worker threads for the replications (default: all cores; 1 runs them one after
+          the other in this thread). The results do not depend on it.
+    executor: where the replications run instead (see :func:`dsim.executors.make_executor`:
+          "sequential", "local:N", "dask:tcp://host:port", "dask:local:N", a Client...).
+    progress: show a live progress bar (simulated time, events/s, ETA) on a terminal.
+
+    A scenario with a [sweep] table is refused: run it with :func:`dsim.sweep`.
     """
+    from .sweep import run_tasks, scenario_defaults
+
     sc = load_scenario(scenario)
+    if "sweep" in sc.data:
+        raise ScenarioError(
+            "sweep: this scenario has sweep axes; run it with `dsim sweep` (dsim.sweep), or remove its [sweep] table",
+            "sweep", None, "a scenario with sweep axes runs as a sweep",
+        )
     for name, value, low in (("seed", seed, 0), ("replications", replications, 1), ("jobs", jobs, 0)):
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < low):
             raise ScenarioError(f"{name} = {value!r}: must be an integer >= {low}", name, repr(value), f"must be an integer >= {low}")
+    sc.validate()
+    own_seed, own_reps = scenario_defaults(sc)
+    seed = own_seed if seed is None else seed
+    replications = own_reps if replications is None else replications
+    toml = sc.to_toml()
+    tasks = [Task(toml, seed, (r,)) for r in range(replications)]
+    results: dict[int, TaskResult] = {}
+    ex = make_executor(executor, jobs)
+    monitor = Monitor(len(tasks), kind="run", show=progress, console=console, title=sc.name)
     try:
-        tables = _dsim.run(sc.to_toml(), seed=seed, replications=replications, jobs=jobs or 0)
-    except ScenarioError as e:
-        raise (e.in_file(sc.source) if sc.source else e) from None
+        with monitor:
+            run_tasks(tasks, ex, lambda t, r: results.__setitem__(t.replication, r), monitor=monitor)
+    finally:
+        if ex is not executor:
+            ex.close()
+    for r in range(replications):
+        res = results[r]
+        if not res.ok:
+            cls = ScenarioError if res.error_kind == "ScenarioError" else SimulationError
+            raise cls(f"replication {r}: {res.error}")
+    names = list(results[0].tables or {})
+    tables = {name: pa.concat_tables([results[r].tables[name] for r in range(replications)]) for name in names}
     return Results.from_arrow(tables, scenario=sc)
 
 
 def replication_seed(seed: int, replication: int) -> int:
     """The seed replication `replication` of a run with base seed `seed` uses."""
     return _dsim.replication_seed(seed, replication)
+
+
+def derive_seed(seed: int, coords: list[int]) -> int:
+    """The seed of the task with coordinates `coords` under the base seed `seed`:
+    ``[replication]`` in a run, ``[point, replication]`` in a sweep."""
+    return _dsim.derive_seed(seed, list(coords))

@@ -1,12 +1,17 @@
 """The `dsim` command.
 
-    dsim run FILE [--seed N] [--replications R] [--jobs J] [--out DIR] [--format parquet|csv]
+    dsim run FILE [--seed N] [--replications R] [--jobs J | --dask ADDR] [--out DIR] [--format parquet|csv]
+    dsim sweep FILE [--set KEY=V1,V2,... | --set KEY=START:STOP:STEP[UNIT]]... [--zip]
+               [--replications R] [--seed N] [--out DIR] [--jobs J | --dask ADDR] [--new]
     dsim validate FILE ...
     dsim replay CONFIG TRACE [--rate R] [--time-unit U] [--seed N] [--out FILE]
-    dsim reproduce [--list] [NAME ...] [--full] [--out DIR] [--strict] [--jobs J]
+    dsim reproduce [--list] [NAME ...] [--full] [--out DIR] [--strict] [--jobs J | --dask ADDR]
 
-Errors in what the user gave (a scenario, a flag) are printed as one precise line and the
-command exits with status 2, never with a traceback.
+ADDR is tcp://host:port (a running Dask scheduler) or local:N (a LocalCluster of N workers).
+
+Exit status: 0 done; 1 a sweep task failed (or, with --strict, a reproduction missed);
+2 errors in what the user gave (a scenario, a sweep axis, a flag), printed as one precise
+line, never with a traceback; 130 interrupted (Ctrl-C; a sweep keeps its finished tasks).
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ from rich.table import Table
 
 from .errors import DsimError, ScenarioError
 
+EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 
 def _console() -> Console:
@@ -70,9 +77,29 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("file", help="scenario file (TOML)")
     r.add_argument("--seed", type=_seed, help="base seed (default: the scenario's)")
     r.add_argument("--replications", "-r", type=_positive_int, help="replications (default: the scenario's)")
-    r.add_argument("--jobs", "-j", type=_positive_int, help="worker threads (default: all cores)")
+    _executor_args(r)
     r.add_argument("--out", "-o", type=Path, help="folder for the tables and summary.json (default: results/<scenario name>)")
     r.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="table format (default: parquet)")
+
+    sw = sub.add_parser(
+        "sweep",
+        help="run a scenario over sweep axes into a resumable result store",
+        description="Runs every point of the sweep (the file's [sweep] table and the --set axes) "
+        "times every replication, each task with seed derive_seed(seed, [point, replication]), "
+        "into a result store that the same command resumes.",
+    )
+    sw.add_argument("file", help="scenario file (TOML), with or without a [sweep] table")
+    sw.add_argument(
+        "--set", "-s", dest="axes", action="append", default=[], metavar="KEY=VALUES",
+        help="an axis: KEY=V1,V2,... or KEY=START:STOP:STEP[UNIT] (e.g. 'flow[0].app.rate=1Mbps,2Mbps', "
+        "'link[1].queue.limit=10:50:10p'); replaces a file axis of the same key; repeatable",
+    )
+    sw.add_argument("--zip", action="store_true", help="take the i-th value of every axis together (default: every combination)")
+    sw.add_argument("--seed", type=_seed, help="base seed (default: the scenario's)")
+    sw.add_argument("--replications", "-r", type=_positive_int, help="replications per point (default: the scenario's)")
+    sw.add_argument("--out", "-o", type=Path, help="result store folder (default: results/<scenario name>-sweep)")
+    sw.add_argument("--new", action="store_true", help="replace a store that holds another sweep")
+    _executor_args(sw)
 
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("files", nargs="+", help="scenario files (TOML)")
@@ -91,8 +118,20 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--full", action="store_true", help="the documents' run lengths and replications (slow)")
     rep.add_argument("--out", "-o", type=Path, default=Path("results"), help="folder for report.md, report.json and figures")
     rep.add_argument("--strict", action="store_true", help="exit with status 1 when a claim misses")
-    rep.add_argument("--jobs", "-j", type=_positive_int, help="worker threads (default: all cores)")
+    _executor_args(rep)
     return p
+
+
+def _executor_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--jobs", "-j", type=_positive_int, help="local worker threads (default: all cores; 1 runs in this process, one task after the other)")
+    g.add_argument("--dask", metavar="ADDR", help="run on Dask: tcp://host:port joins a running scheduler, local:N starts a LocalCluster of N workers")
+
+
+def _executor(args: argparse.Namespace):
+    from .executors import make_executor
+
+    return make_executor(f"dask:{args.dask}" if args.dask else None, args.jobs)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -100,10 +139,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .scenario import Scenario
 
     sc = Scenario.from_toml(Path(args.file))
-    res = run(sc, seed=args.seed, replications=args.replications, jobs=args.jobs)
+    con = _console()
+    with _executor(args) as ex:
+        res = run(sc, seed=args.seed, replications=args.replications, executor=ex, progress=True, console=con)
     out = args.out or Path("results") / sc.name
     res.save(out, args.format)
-    con = _console()
     print_flows(con, res)
     print_queues(con, res)
     run_t = res.run
@@ -169,6 +209,77 @@ def print_queues(con: Console, res) -> None:
     con.print(t)
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .axes import parse_cli_axis
+    from .scenario import Scenario
+    from .sweep import SweepInterrupted, load, run_sweep
+
+    sc = Scenario.from_toml(Path(args.file))
+    axes = [parse_cli_axis(a) for a in args.axes]
+    out = args.out or Path("results") / f"{sc.name}-sweep"
+    con = _console()
+
+    def started(report, ex) -> None:
+        con.print(
+            f"Sweep of {sc.name}: {report.points} point(s) x {report.replications} replication(s) = {report.total} tasks "
+            f"on {ex.describe()}; store {out}/"
+            + (f"; {report.reused} task(s) already done" if report.reused else ""),
+            soft_wrap=True,
+        )
+        for point, rep, why in report.redone:
+            con.print(f"[yellow]redoing point {point} replication {rep}: its file was {why}[/]", soft_wrap=True)
+        if report.refused:
+            con.print(f"[red]{len(report.refused)} point(s) refused by the validator (their tasks fail, the others run)[/]")
+
+    try:
+        with _executor(args) as ex:
+            report = run_sweep(
+                sc, axes, mode="zip" if args.zip else None, replications=args.replications, seed=args.seed,
+                out=out, executor=ex, new=args.new, progress=True, console=con, on_start=started,
+            )
+    except SweepInterrupted as e:
+        _err(f"{e}; run the same command again to resume")
+        return EXIT_INTERRUPTED
+    print_sweep(con, load(out), report)
+    return EXIT_FAILED if report.failed else 0
+
+
+def print_sweep(con: Console, res, report) -> None:
+    s = res.summary("flows") if len(res.flows) else None
+    if s is not None and len(s):
+        t = Table(title="Flows per point (mean ± 90 % CI half width over replications)")
+        for col in ("point", *res.axes, "flow", "n", "throughput Mbit/s", "loss %", "delay mean ms"):
+            t.add_column(col, justify="right" if col in ("point", "n", "throughput Mbit/s", "loss %", "delay mean ms") else "left")
+        limit = 60
+        for _, row in s.head(limit).iterrows():
+            loss = 100 * row["dropped_pkts"] / row["sent_pkts"] if row["sent_pkts"] else float("nan")
+            t.add_row(
+                str(row["point"]), *(str(row[a]) for a in res.axes), str(row["flow"]), str(row["n"]),
+                _fmt(row["throughput_bps"], row["throughput_bps_ci"], 1e6),
+                "-" if loss != loss else f"{loss:.2f}",
+                _fmt(row["delay_mean_ms"], row["delay_mean_ms_ci"]),
+            )
+        con.print(t)
+        if len(s) > limit:
+            con.print(f"({len(s) - limit} more rows: dsim.load({str(report.path)!r}).summary('flows'))")
+    if report.failed:
+        con.print(f"[bold red]{len(report.failed)} task(s) failed:[/]")
+        by_error: dict[str, list[tuple[int, int]]] = {}
+        for f in report.failed:
+            by_error.setdefault(f["error"], []).append((f["point"], f["replication"]))
+        for error, where in by_error.items():
+            points = sorted({p for p, _ in where})
+            label = ", ".join(f"{k} = {res.points.loc[res.points['point'] == points[0], k].iloc[0]}" for k in res.axes)
+            more = f" and {len(points) - 1} other point(s)" if len(points) > 1 else ""
+            con.print(f"  point {points[0]} ({label}){more}, {len(where)} task(s): {error}", soft_wrap=True)
+    done = report.total - len(report.failed)
+    con.print(
+        f"{report.total} tasks: {done} done ({report.ran} now, {report.reused} from the store), {len(report.failed)} failed; "
+        f"{report.wall_s:.2f} s. Results in {report.path}/ (dsim.load({str(report.path)!r}))",
+        soft_wrap=True,
+    )
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from .scenario import Scenario
 
@@ -184,7 +295,24 @@ def cmd_validate(args: argparse.Namespace) -> int:
         d = sc.data
         nodes = len(d.get("nodes", {}).get("hosts", [])) + len(d.get("nodes", {}).get("routers", []))
         flows = sum(int(fl.get("count", 1)) for fl in d.get("flow", []))
-        con.print(f"ok: {f} ({nodes} nodes, {len(d.get('link', []))} links, {flows} flows, hash {sc.hash()})")
+        line = f"ok: {f} ({nodes} nodes, {len(d.get('link', []))} links, {flows} flows, hash {sc.hash()})"
+        if "sweep" in d:
+            from .sweep import prepare
+
+            try:
+                _, design, points, refused, _, _ = prepare(sc)
+            except DsimError as e:
+                _err(str(e))
+                failed += 1
+                continue
+            for i, why in refused.items():
+                _err(f"{f}: sweep point {i} ({points[i].label()}): {why}")
+            failed += 1 if refused else 0
+            n = len(design.axes)
+            line += f"; sweep of {len(points)} point(s) over {n} {'axis' if n == 1 else 'axes'} ({design.mode})"
+            if refused:
+                continue
+        con.print(line, soft_wrap=True)
     return EXIT_USAGE if failed else 0
 
 
@@ -214,7 +342,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         con.print(t)
         return 0
     experiments = registry.select(args.names)
-    report = run_experiments(experiments, full=args.full, out=args.out, jobs=args.jobs, console=_console())
+    with _executor(args) as ex:
+        report = run_experiments(experiments, full=args.full, out=args.out, jobs=args.jobs, executor=ex, console=_console())
     return 1 if args.strict and report.misses() else 0
 
 
@@ -225,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"dsim {__version__}")
         return 0
-    handlers = {"run": cmd_run, "validate": cmd_validate, "replay": cmd_replay, "reproduce": cmd_reproduce}
+    handlers = {"run": cmd_run, "sweep": cmd_sweep, "validate": cmd_validate, "replay": cmd_replay, "reproduce": cmd_reproduce}
     if args.command is None:
         build_parser().print_help()
         return EXIT_USAGE
@@ -234,7 +363,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ScenarioError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
         return _err(str(e) if isinstance(e, ScenarioError) else f"{e.strerror}: {e.filename}")
     except KeyboardInterrupt:
-        return _err("interrupted")
+        _err("interrupted")
+        return EXIT_INTERRUPTED
     except DsimError as e:
         return _err(str(e))
 

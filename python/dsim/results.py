@@ -16,7 +16,20 @@ from .stats import LEVEL, summarize
 TABLES = ("flows", "queues", "drops", "run")
 
 
+#: The columns that identify a row of each table across replications (what summaries group by).
+SUMMARY_KEYS = {"flows": ["flow"], "queues": ["port", "queue", "precedence"], "drops": ["flow", "site", "cause"], "run": []}
+
+
+def summary_keys(table: str, df: pd.DataFrame) -> list[str]:
+    """The grouping columns of `table`; for a table not listed in SUMMARY_KEYS, its text columns."""
+    if table in SUMMARY_KEYS:
+        return list(SUMMARY_KEYS[table])
+    return [c for c in df.columns if c not in ("point", "replication") and not pd.api.types.is_numeric_dtype(df[c])]
+
+
 def _frame(arrow_table: Any) -> pd.DataFrame:
+    if isinstance(arrow_table, pa.Table):
+        return arrow_table.to_pandas()
     return pa.record_batch(arrow_table).to_pandas()
 
 
@@ -54,7 +67,7 @@ class Results:
         """
         df = getattr(self, table)
         if by is None:
-            by = {"flows": ["flow"], "queues": ["port", "queue", "precedence"], "drops": ["flow", "site", "cause"], "run": []}[table]
+            by = summary_keys(table, df)
         if not by:
             df = df.assign(all="all")
             by = ["all"]

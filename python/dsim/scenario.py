@@ -216,7 +216,10 @@ class Scenario:
                 else:
                     where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts[: i + 1]).lstrip(".")
                     raise ScenarioError(f"{where}: no such entry in the scenario", where, None, "no such entry") from None
-        node[parts[-1]] = value
+        try:
+            node[parts[-1]] = value
+        except (TypeError, IndexError):  # a path through a value, or past the end of a list
+            raise ScenarioError(f"{path}: no such entry in the scenario", path, None, "no such entry") from None
         return self
 
     def get(self, path: str) -> Any:

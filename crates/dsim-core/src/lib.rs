@@ -31,15 +31,14 @@ pub mod scenario;
 pub mod sched;
 pub mod sim;
 pub mod stats;
+pub mod task;
 pub mod time;
 pub mod transport;
-
-use std::time::Instant;
 
 use rayon::prelude::*;
 
 use engine::rng::derive_seed;
-use results::{RunInfo, Tables};
+use results::Tables;
 use scenario::{Scenario, ScenarioError};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -49,20 +48,10 @@ pub fn replication_seed(base: u64, r: u64) -> u64 {
     derive_seed(base, &[r])
 }
 
-/// Runs one replication and returns its tables.
+/// Runs one replication and returns its tables (the task `[replication]`, see [`task`]).
 pub fn run_one(sc: &Scenario, base_seed: u64, replication: u64) -> Result<Tables, ScenarioError> {
-    let seed = replication_seed(base_seed, replication);
-    let t0 = Instant::now();
-    let mut sim = scenario::build(sc, seed)?;
-    sim.run();
-    let info = RunInfo {
-        replication,
-        seed,
-        base_seed,
-        scenario_hash: scenario::scenario_hash(sc),
-        wall_s: t0.elapsed().as_secs_f64(),
-    };
-    Ok(results::collect(&sim, &info))
+    let tables = task::run_task(sc, base_seed, &[replication], None)?;
+    Ok(tables.expect("a run without a hook always finishes"))
 }
 
 /// Runs `replications` replications on `jobs` threads (0 = all cores). The tables are the

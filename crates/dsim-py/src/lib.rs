@@ -6,12 +6,15 @@
 
 mod arrow;
 
+use std::ops::ControlFlow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use dsim_core::results::Tables;
 use dsim_core::scenario::{self, Scenario, ScenarioError};
+use dsim_core::task::Progress;
 
 use crate::arrow::ArrowTable;
 
@@ -103,6 +106,10 @@ fn run<'py>(
     let name = sc.name.clone().unwrap_or_else(|| "scenario".into());
     let context = format!("running {name} with seed {seed}");
     let tables = guarded(py, &context, || dsim_core::run(&sc, seed, reps, jobs))?;
+    tables_dict(py, &tables)
+}
+
+fn tables_dict<'py>(py: Python<'py>, tables: &Tables) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     for (name, table) in tables.named() {
         out.set_item(
@@ -225,6 +232,60 @@ fn replay(
     ArrowTable::from_table(&table).map_err(|e| simulation_error(py, e))
 }
 
+/// The seed of the task with coordinates `coords` under the base seed `base`:
+/// `derive_seed(base, coords)`; `[replication]` for a run, `[point, replication]` in a sweep.
+#[pyfunction]
+fn derive_seed(base: u64, coords: Vec<u64>) -> u64 {
+    dsim_core::engine::rng::derive_seed(base, &coords)
+}
+
+/// Runs one task (one replication, seed `derive_seed(base_seed, coords)`, replication
+/// number = last coordinate) and returns {table name: ArrowTable}.
+///
+/// The run advances in steps of simulated time (about 0.1 s of wall time each) with the GIL
+/// released; between two steps it takes the GIL, checks for signals (Ctrl-C stops it when it
+/// runs on the main thread) and calls `progress(now_s, end_s, events)` if given. An
+/// exception raised by `progress` stops the run and propagates.
+#[pyfunction]
+#[pyo3(signature = (toml, base_seed, coords, progress=None))]
+fn run_task<'py>(
+    py: Python<'py>,
+    toml: &str,
+    base_seed: u64,
+    coords: Vec<u64>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let sc = parse(py, toml)?;
+    let name = sc.name.clone().unwrap_or_else(|| "scenario".into());
+    let context = format!("running {name} with base seed {base_seed}, task {coords:?}");
+    let mut failure: Option<PyErr> = None;
+    let outcome = guarded(py, &context, || {
+        let mut hook = |p: Progress| -> ControlFlow<()> {
+            Python::attach(|py| {
+                let called = py.check_signals().and_then(|()| match &progress {
+                    Some(cb) => cb
+                        .call1(py, (p.now.as_secs_f64(), p.end.as_secs_f64(), p.events))
+                        .map(|_| ()),
+                    None => Ok(()),
+                });
+                match called {
+                    Ok(()) => ControlFlow::Continue(()),
+                    Err(e) => {
+                        failure = Some(e);
+                        ControlFlow::Break(())
+                    }
+                }
+            })
+        };
+        dsim_core::task::run_task(&sc, base_seed, &coords, Some(&mut hook))
+    })?;
+    match (outcome, failure) {
+        (Some(tables), _) => tables_dict(py, &tables),
+        (None, Some(e)) => Err(e),
+        (None, None) => Err(simulation_error(py, format!("{context}: stopped without a reason"))),
+    }
+}
+
 #[pymodule]
 fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", dsim_core::VERSION)?;
@@ -238,5 +299,8 @@ fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dscp_name, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(replay_kinds, m)?)?;
+
+    m.add_function(wrap_pyfunction!(run_task, m)?)?;
+    m.add_function(wrap_pyfunction!(derive_seed, m)?)?;
     Ok(())
 }

@@ -7,6 +7,7 @@ module holds one family (one document, or the analytic checks).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -17,16 +18,17 @@ from .report import Report
 from . import queueing  # noqa: E402,F401
 
 
-def run_experiments(experiments: list[Experiment], *, full: bool = False, out: Path = Path("results"), jobs: int | None = None, console: Console | None = None) -> Report:
+def run_experiments(experiments: list[Experiment], *, full: bool = False, out: Path = Path("results"), jobs: int | None = None, executor: Any = None, console: Console | None = None) -> Report:
     """Runs `experiments` in order, printing each outcome as it finishes, then writes
-    report.md, report.json and the figures into `out`."""
+    report.md, report.json and the figures into `out`. Their runs go through `executor`
+    (see dsim.executors.make_executor; default: `jobs` local threads)."""
     con = console or Console()
     report = Report(mode="full" if full else "quick")
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for e in experiments:
         con.print(f"[dim]running {e.name} ({report.mode})...[/]")
-        outcome = run_experiment(e, full, out, jobs)
+        outcome = run_experiment(e, full, out, jobs, executor)
         report.outcomes.append(outcome)
         report.print_outcome(con, outcome)
         report.write(out)  # after each experiment: an interrupted run keeps what finished

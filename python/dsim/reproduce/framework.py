@@ -98,11 +98,13 @@ class Experiment:
 class Context:
     """What an experiment body uses to run scenarios and record checks."""
 
-    def __init__(self, outcome: Outcome, full: bool, out: Path, jobs: int | None) -> None:
+    def __init__(self, outcome: Outcome, full: bool, out: Path, jobs: int | None, executor: Any = None) -> None:
         self.outcome = outcome
         self.full = full
         self.out = out
         self.jobs = jobs
+        #: Where the tasks run (see dsim.executors.make_executor); None: `jobs` local threads.
+        self.executor = executor
 
     @property
     def mode(self) -> str:
@@ -120,13 +122,27 @@ class Context:
         return sc
 
     def run(self, sc: Scenario, *, replications: int | None = None, seed: int | None = None, **settings: Any):
-        """Runs `sc` with top-level `settings` (e.g. duration="20s") overridden."""
+        """Runs `sc` with top-level `settings` (e.g. duration="20s") overridden, through the
+        same executor and seed derivation as `dsim run` (replication r: derive_seed(seed, [r]))."""
         from ..api import run
 
+        return run(self._with(sc, settings), seed=seed, replications=replications, jobs=self.jobs, executor=self.executor)
+
+    def sweep(self, sc: Scenario, axes: dict[str, Any], *, mode: str | None = None, replications: int | None = None, seed: int | None = None, **settings: Any):
+        """Runs `sc` over sweep `axes` (as :func:`dsim.sweep`: task (point p, replication r)
+        with seed derive_seed(seed, [p, r])) with top-level `settings` overridden; all points
+        and replications run in parallel on the executor. Returns dsim.SweepResults."""
+        from ..executors import make_executor
+        from ..sweep import sweep
+
+        return sweep(self._with(sc, settings), axes, mode=mode, replications=replications, seed=seed, executor=make_executor(self.executor, self.jobs))
+
+    @staticmethod
+    def _with(sc: Scenario, settings: dict[str, Any]) -> Scenario:
         sc = sc.copy()
         for key, value in settings.items():
             sc.set(key, value)
-        return run(sc, seed=seed, replications=replications, jobs=self.jobs)
+        return sc
 
     # -- checks ------------------------------------------------------------------------
 
@@ -229,9 +245,9 @@ def experiment(name: str, title: str, source: str, families: Sequence[str] = ())
     return wrap
 
 
-def run_experiment(e: Experiment, full: bool, out: Path, jobs: int | None) -> Outcome:
+def run_experiment(e: Experiment, full: bool, out: Path, jobs: int | None, executor: Any = None) -> Outcome:
     outcome = Outcome(e)
-    ctx = Context(outcome, full, out, jobs)
+    ctx = Context(outcome, full, out, jobs, executor)
     t0 = time.perf_counter()
     try:
         e.body(ctx)

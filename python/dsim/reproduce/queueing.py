@@ -110,16 +110,20 @@ def md1(ctx: Context) -> None:
     sc = ctx.scenario("queueing/md1.toml")
     service_ms = PACKET_BITS / LINK_RATE * 1e3
     rows = []
-    for rho in (0.5, 0.8, 0.9):
-        res = ctx.run(
-            sc.copy().set("flow[0].app.rate", f"{rho * 10:g}Mbps"),
-            replications=ctx.pick(5, 20),
-            duration=ctx.pick("100s", "1000s"),
-        )
+    loads = (0.5, 0.8, 0.9)
+    # One sweep: every load and replication runs in parallel on the executor.
+    res = ctx.sweep(
+        sc,
+        {"flow[0].app.rate": [f"{rho * 10:g}Mbps" for rho in loads]},
+        replications=ctx.pick(5, 20),
+        duration=ctx.pick("100s", "1000s"),
+    )
+    for point, rho in enumerate(loads):
         wq = rho * service_ms / (2 * (1 - rho))
         lq = rho**2 / (2 * (1 - rho))
-        waits = res.flows["delay_mean_ms"] - service_ms
-        port = res.queues[res.queues["port"] == "A->B"]
+        flows, queues = res.flows[res.flows["point"] == point], res.queues[res.queues["point"] == point]
+        waits = flows["delay_mean_ms"] - service_ms
+        port = queues[queues["port"] == "A->B"]
         ctx.number(f"wq-{rho}", f"mean wait at rho = {rho}", published=wq, simulated=waits, unit="ms", rel_tol=0.05)
         ctx.number(f"lq-{rho}", f"mean number waiting at rho = {rho}", published=lq, simulated=port["mean_len_pkts"], unit="pkts", rel_tol=0.05)
         rows.append((rho, wq, waits.mean(), lq, port["mean_len_pkts"].mean()))

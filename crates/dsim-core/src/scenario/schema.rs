@@ -40,6 +40,13 @@ pub struct Scenario {
     pub routes: Vec<RouteSpec>,
     #[serde(default, rename = "flow")]
     pub flows: Vec<FlowSpec>,
+    /// Sweep axes (`[sweep]`, see docs/sweeps.md). The Python front (`dsim sweep`,
+    /// `dsim.sweep`) checks and expands them and runs one scenario per point; the core only
+    /// accepts the table, so that a sweep file validates with its own line numbers, and
+    /// leaves it out of the canonical TOML and the hash (a point is identified by the
+    /// scenario it runs). A run of the core alone runs the base scenario.
+    #[serde(default, skip_serializing)]
+    pub sweep: Option<toml::Table>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

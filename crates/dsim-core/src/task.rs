@@ -1,0 +1,197 @@
+//! One task of an experiment: one replication of one scenario (of one sweep point), with a
+//! seed derived from the base seed and the task's coordinates, optionally observed between
+//! steps of simulated time by a progress hook.
+//!
+//! Seeds: a task with coordinates `coords` runs with `derive_seed(base, coords)`
+//! ([`crate::engine::rng::derive_seed`]). `dsim run` uses `[replication]`, a sweep uses
+//! `[point, replication]`; the replication number written in the tables is the last
+//! coordinate.
+//!
+//! Stepping: with a hook, the run advances with [`Simulation::run_until`] in steps of
+//! simulated time and calls the hook between two steps. The event loop itself never calls
+//! out, and the steps do not change the results: `run_until(t1); run_until(t2)` handles
+//! exactly the events `run_until(t2)` handles, in the same order (events due at `t1` wait
+//! for the second call; nothing reads the clock between events). The step length adapts
+//! so that the hook is called about every [`HOOK_INTERVAL`] of wall time, whatever the
+//! speed of the simulation.
+
+use std::ops::ControlFlow;
+use std::time::{Duration as WallDuration, Instant};
+
+use crate::engine::rng::derive_seed;
+use crate::results::{self, RunInfo, Tables};
+use crate::scenario::{self, Scenario, ScenarioError};
+use crate::sim::Simulation;
+use crate::time::SimTime;
+
+/// Wall time aimed at between two calls of a progress hook.
+pub const HOOK_INTERVAL: WallDuration = WallDuration::from_millis(100);
+
+/// Where a run stands, as a progress hook sees it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Simulated time reached.
+    pub now: SimTime,
+    /// Simulated time the run ends at.
+    pub end: SimTime,
+    /// Events handled so far.
+    pub events: u64,
+}
+
+/// A hook called between steps; `ControlFlow::Break` stops the run (the task then has no
+/// tables).
+pub type Hook<'a> = &'a mut dyn FnMut(Progress) -> ControlFlow<()>;
+
+/// Runs one task. Returns `Ok(None)` when the hook stopped it.
+pub fn run_task(
+    sc: &Scenario,
+    base_seed: u64,
+    coords: &[u64],
+    hook: Option<Hook<'_>>,
+) -> Result<Option<Tables>, ScenarioError> {
+    let seed = derive_seed(base_seed, coords);
+    let t0 = Instant::now();
+    let mut sim = scenario::build(sc, seed)?;
+    match hook {
+        None => sim.run(),
+        Some(hook) => {
+            if run_stepped(&mut sim, hook, HOOK_INTERVAL).is_break() {
+                return Ok(None);
+            }
+        }
+    }
+    let info = RunInfo {
+        replication: coords.last().copied().unwrap_or(0),
+        seed,
+        base_seed,
+        scenario_hash: scenario::scenario_hash(sc),
+        wall_s: t0.elapsed().as_secs_f64(),
+    };
+    Ok(Some(results::collect(&sim, &info)))
+}
+
+/// Runs `sim` to its end in steps, calling `hook` after each step (and once at the end),
+/// aiming at `interval` of wall time per step. Finishes the statistics unless stopped.
+pub fn run_stepped(sim: &mut Simulation, hook: Hook<'_>, interval: WallDuration) -> ControlFlow<()> {
+    let end = sim.end;
+    // First step: a thousandth of the run, at least a microsecond of simulated time.
+    let mut step = (end.0 / 1000).max(1_000);
+    loop {
+        let t0 = Instant::now();
+        let until = SimTime(sim.now.0.saturating_add(step).min(end.0));
+        sim.run_until(until);
+        let progress = Progress {
+            now: sim.now,
+            end,
+            events: sim.events_processed,
+        };
+        if sim.now >= end {
+            sim.finish();
+            // The last call reports completion; stopping now changes nothing.
+            let _ = hook(progress);
+            return ControlFlow::Continue(());
+        }
+        hook(progress)?;
+        // Scale the step towards `interval`, by at most 4x either way per step.
+        let took = t0.elapsed().as_secs_f64().max(1e-6);
+        let factor = (interval.as_secs_f64() / took).clamp(0.25, 4.0);
+        step = ((step as f64 * factor) as u64).max(1_000);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCENARIO: &str = r#"
+        duration = "3s"
+        warmup = "500ms"
+        [nodes]
+        hosts = ["A", "B"]
+        [[link]]
+        from = "A"
+        to = "B"
+        rate = "2Mbps"
+        delay = "3ms"
+        queue = { type = "droptail", limit = "10p" }
+        [[flow]]
+        src = "A"
+        dst = "B"
+        app = { type = "poisson", rate = "2.4Mbps", size = "700B" }
+        [[flow]]
+        src = "A"
+        dst = "B"
+        app = { type = "cbr", rate = "300kbps", size = "200B", spacing_variation = "20%" }
+    "#;
+
+    fn without_wall(mut t: Tables) -> Tables {
+        // wall_s is the only column that depends on the machine.
+        t.run.columns.retain(|(n, _)| n != "wall_s");
+        t
+    }
+
+    #[test]
+    fn stepping_does_not_change_the_results() {
+        let sc = scenario::from_toml(SCENARIO).unwrap();
+        let plain = run_task(&sc, 5, &[2, 1], None).unwrap().unwrap();
+        // A zero interval keeps every step at its floor (1 us of simulated time), so
+        // events fall on both sides of many step boundaries.
+        let mut calls = 0u64;
+        let mut last = SimTime::ZERO;
+        let mut hook = |p: Progress| {
+            assert!(p.now >= last, "progress goes forward");
+            last = p.now;
+            calls += 1;
+            ControlFlow::Continue(())
+        };
+        let seed = derive_seed(5, &[2, 1]);
+        let mut sim = scenario::build(&sc, seed).unwrap();
+        assert!(run_stepped(&mut sim, &mut hook, WallDuration::ZERO).is_continue());
+        assert!(calls > 1000, "{calls} steps");
+        assert_eq!(last, sim.end);
+        let stepped = results::collect(
+            &sim,
+            &RunInfo {
+                replication: 1,
+                seed,
+                base_seed: 5,
+                scenario_hash: scenario::scenario_hash(&sc),
+                wall_s: 0.0,
+            },
+        );
+        assert_eq!(without_wall(plain), without_wall(stepped));
+    }
+
+    #[test]
+    fn the_seed_comes_from_base_and_coordinates() {
+        let sc = scenario::from_toml(SCENARIO).unwrap();
+        let t = run_task(&sc, 5, &[2, 1], None).unwrap().unwrap();
+        let run = |name: &str| match t.run.column(name) {
+            Some(results::Column::U64(v)) => v[0],
+            other => panic!("{name}: {other:?}"),
+        };
+        assert_eq!(run("seed"), derive_seed(5, &[2, 1]));
+        assert_eq!(run("base_seed"), 5);
+        assert_eq!(run("replication"), 1);
+        // A one-coordinate task is replication r of `dsim run`.
+        let a = run_task(&sc, 5, &[3], None).unwrap().unwrap();
+        let b = crate::run_one(&sc, 5, 3).unwrap();
+        assert_eq!(without_wall(a), without_wall(b));
+    }
+
+    #[test]
+    fn a_hook_can_stop_the_run() {
+        let sc = scenario::from_toml(SCENARIO).unwrap();
+        let mut calls = 0;
+        let mut hook = |_: Progress| {
+            calls += 1;
+            if calls == 3 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        assert!(run_task(&sc, 1, &[0], Some(&mut hook)).unwrap().is_none());
+        assert_eq!(calls, 3);
+    }
+}

@@ -1,0 +1,373 @@
+"""Sweep axes: which scenario keys vary, over which values, and the points they make.
+
+An axis is a key path as it reads in a scenario file (``flow[0].app.rate``,
+``link[1].queue.limit``, ``duration``) and a list of values. In a scenario file::
+
+    [sweep]
+    mode = "cartesian"                                     # or "zip"; default "cartesian"
+    "flow[0].app.rate" = ["1Mbps", "2Mbps", "4Mbps"]       # a list of values
+    "link[1].queue.limit" = { range = [10, 50, 10], unit = "p" }   # 10p 20p 30p 40p 50p
+
+On the command line: ``--set "flow[0].app.rate=1Mbps,2Mbps,4Mbps"`` and
+``--set "link[1].queue.limit=10:50:10p"`` (start:stop:step, then the unit).
+
+A range is inclusive of its stop when the stop lies on the grid (decimal arithmetic, so
+``range = [0.1, 0.3, 0.1]`` gives 0.1, 0.2, 0.3). `cartesian` makes every combination, the
+first axis varying slowest; `zip` takes the i-th value of every axis (all axes of the same
+length).
+
+Two kinds of bad input:
+- a bad axis (a key the schema does not have, an empty list, a malformed range, zipped
+  axes of different lengths) is a ScenarioError naming the axis and the value, raised
+  before anything runs;
+- a point the validator refuses (``flow[0].app.rate = "fast"``, a rate of zero) fails
+  alone: its tasks are recorded as failed with the validator's message and the other
+  points run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from . import _dsim
+from .errors import ScenarioError
+from .scenario import Scenario
+
+__all__ = ["Axis", "Design", "Point", "MODES", "parse_axes", "parse_cli_axis", "design_for"]
+
+MODES = ("cartesian", "zip")
+#: Most values one axis, and most points one sweep, may have (a guard against a typo in a
+#: range step making millions of runs).
+MAX_POINTS = 100_000
+
+_KEY_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\[\d+\])*(\.[A-Za-z_][A-Za-z0-9_-]*(\[\d+\])*)*$")
+_CLI_RANGE = re.compile(r"^\s*([-+]?[0-9.eE+-]+)\s*:\s*([-+]?[0-9.eE+-]+)\s*:\s*([-+]?[0-9.eE+-]+)\s*([A-Za-z%/]*)\s*$")
+
+
+def _axis_error(key: str, value: Any, rule: str) -> ScenarioError:
+    shown = _show(value)
+    return ScenarioError(f"sweep axis {key!r} = {shown}: {rule}", f"sweep.{key}" if key else "sweep", shown, rule)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value)
+    try:
+        return json.dumps(value, separators=(", ", " = ")) if isinstance(value, dict) else json.dumps(value)
+    except TypeError:
+        return repr(value)
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One swept key and its values (TOML values: strings, numbers, booleans, tables)."""
+
+    key: str
+    values: tuple[Any, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "values": list(self.values)}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a sweep: its index and the value of every axis."""
+
+    index: int
+    values: dict[str, Any] = field(hash=False)
+
+    def label(self) -> str:
+        return ", ".join(f"{k} = {_show(v)}" for k, v in self.values.items())
+
+
+@dataclass
+class Design:
+    """The axes of a sweep and how they combine."""
+
+    axes: list[Axis]
+    mode: str = "cartesian"
+
+    def points(self) -> list[Point]:
+        keys = [a.key for a in self.axes]
+        if not self.axes:
+            return [Point(0, {})]
+        if self.mode == "zip":
+            combos = zip(*(a.values for a in self.axes))
+        else:
+            combos = itertools.product(*(a.values for a in self.axes))
+        return [Point(i, dict(zip(keys, c))) for i, c in enumerate(combos)]
+
+    def size(self) -> int:
+        if not self.axes:
+            return 1
+        if self.mode == "zip":
+            return len(self.axes[0].values)
+        n = 1
+        for a in self.axes:
+            n *= len(a.values)
+        return n
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mode": self.mode, "axes": [a.to_json() for a in self.axes]}
+
+    def check(self) -> "Design":
+        """Structural checks: mode, zipped lengths, number of points."""
+        if self.mode not in MODES:
+            raise _axis_error("mode", self.mode, f"the mode is one of {', '.join(MODES)}")
+        if self.mode == "zip" and self.axes:
+            lengths = {a.key: len(a.values) for a in self.axes}
+            if len(set(lengths.values())) > 1:
+                detail = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+                raise ScenarioError(f"sweep: zipped axes must have as many values each ({detail})", "sweep.mode", "zip", "zipped axes have the same length")
+        if self.size() > MAX_POINTS:
+            raise ScenarioError(f"sweep: {self.size()} points is more than {MAX_POINTS}", "sweep", str(self.size()), f"at most {MAX_POINTS} points")
+        return self
+
+
+# -- reading axes ----------------------------------------------------------------------------
+
+
+def _check_value(key: str, value: Any) -> Any:
+    """A value an axis may take: a TOML value (no datetimes, no None)."""
+    if isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, list):
+        return [_check_value(key, v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _check_value(key, v) for k, v in value.items()}
+    raise _axis_error(key, value, "an axis value is a TOML value: a string, a number, a boolean, an array or a table")
+
+
+def _decimal(key: str, spec: Any, x: Any) -> Decimal:
+    if isinstance(x, bool) or not isinstance(x, int | float | str):
+        raise _axis_error(key, spec, "range = [start, stop, step] takes three numbers")
+    try:
+        d = Decimal(str(x))
+    except InvalidOperation:
+        raise _axis_error(key, spec, "range = [start, stop, step] takes three numbers") from None
+    if not d.is_finite():
+        raise _axis_error(key, spec, "range bounds and step are finite numbers")
+    return d
+
+
+def expand_range(key: str, spec: dict[str, Any]) -> list[Any]:
+    """The values of ``{ range = [start, stop, step], unit = "p" }``, stop included when it
+    lies on the grid."""
+    unknown = set(spec) - {"range", "unit"}
+    if unknown:
+        raise _axis_error(key, spec, f"a range axis has the keys range and unit, not {', '.join(sorted(unknown))}")
+    bounds = spec.get("range")
+    if not isinstance(bounds, list) or len(bounds) != 3:
+        raise _axis_error(key, spec, "range = [start, stop, step] takes three numbers")
+    start, stop, step = (_decimal(key, spec, x) for x in bounds)
+    unit = spec.get("unit", "")
+    if not isinstance(unit, str):
+        raise _axis_error(key, spec, 'unit is a string such as "p", "ms" or "Mbps"')
+    if step == 0 or (stop - start) * step < 0:
+        raise _axis_error(key, spec, "the step is not zero and goes from start towards stop")
+    n = int((stop - start) / step) + 1
+    if n > MAX_POINTS:
+        raise _axis_error(key, spec, f"the range has {n} values, more than {MAX_POINTS}")
+    values = [start + i * step for i in range(n)]
+    integral = all(isinstance(x, int) for x in bounds)
+    out: list[Any] = []
+    for v in values:
+        if unit:
+            text = format(v.normalize(), "f") if v != v.to_integral_value() else str(int(v))
+            out.append(f"{text}{unit}")
+        else:
+            out.append(int(v) if integral else float(v))
+    return out
+
+
+def _axis(key: str, value: Any) -> Axis:
+    if not isinstance(key, str) or not _KEY_PATH.match(key):
+        raise _axis_error(str(key), value, "an axis is a key path as it reads in a scenario file, such as flow[0].app.rate")
+    if key.split(".")[0].split("[")[0] == "sweep":
+        raise _axis_error(key, value, "the sweep table cannot sweep itself")
+    if isinstance(value, dict) and "range" in value:
+        values = expand_range(key, value)
+    elif isinstance(value, list):
+        values = [_check_value(key, v) for v in value]
+    else:
+        raise _axis_error(key, value, 'an axis is a list of values or { range = [start, stop, step], unit = "..." }')
+    if not values:
+        raise _axis_error(key, value, "an axis has at least one value")
+    return Axis(key, tuple(values))
+
+
+def _flatten(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """Axes of a [sweep] table; an unquoted dotted key (duration.x = [...]) arrives nested."""
+    out = []
+    for k, v in table.items():
+        key = f"{prefix}.{k}" if prefix else k
+        if isinstance(v, dict) and "range" not in v:
+            out.extend(_flatten(v, key))
+        else:
+            out.append((key, v))
+    return out
+
+
+def parse_axes(table: dict[str, Any] | None) -> tuple[list[Axis], str | None]:
+    """The axes and mode of a ``[sweep]`` table (or the ``axes=`` dict of ``dsim.sweep``)."""
+    if not table:
+        return [], None
+    if not isinstance(table, dict):
+        raise _axis_error("", table, "sweep is a table of key path = values")
+    table = dict(table)
+    mode = table.pop("mode", None)
+    if mode is not None and mode not in MODES:
+        raise _axis_error("mode", mode, f"the mode is one of {', '.join(MODES)}")
+    return [_axis(k, v) for k, v in _flatten(table)], mode
+
+
+def _split_values(text: str) -> list[str]:
+    """Splits on commas outside quotes, brackets and braces."""
+    parts, depth, quote, cur = [], 0, "", []
+    for ch in text:
+        if quote:
+            cur.append(ch)
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+            cur.append(ch)
+        elif ch in "[{":
+            depth += 1
+            cur.append(ch)
+        elif ch in "]}":
+            depth -= 1
+            cur.append(ch)
+        elif ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [p.strip() for p in parts]
+
+
+def _cli_value(text: str) -> Any:
+    """A value written on the command line: a TOML value if it reads as one (10, 0.5, true,
+    "x", {type = "droptail", limit = "20p"}), otherwise the text itself (1Mbps, 20p)."""
+    import tomllib
+
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def parse_cli_axis(text: str) -> Axis:
+    """``KEY=V1,V2,...`` or ``KEY=START:STOP:STEP[UNIT]``."""
+    key, sep, rest = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ScenarioError(f"--set {text!r}: write KEY=V1,V2,... or KEY=START:STOP:STEP[UNIT]", "sweep", text, "KEY=V1,V2,...")
+    m = _CLI_RANGE.match(rest)
+    if m:
+        start, stop, step, unit = m.groups()
+        nums = [_cli_value(x) for x in (start, stop, step)]
+        return _axis(key, {"range": nums, **({"unit": unit} if unit else {})})
+    values = _split_values(rest)
+    if values == [""]:
+        raise _axis_error(key, rest, "an axis has at least one value")
+    return _axis(key, [_cli_value(v) for v in values])
+
+
+# -- the design of a scenario, and its points --------------------------------------------------
+
+
+def design_for(sc: Scenario, axes: dict[str, Any] | list[Axis] | None = None, mode: str | None = None) -> Design:
+    """The sweep of `sc`: the axes of its ``[sweep]`` table, then `axes` (which replace a
+    file axis of the same key and come after the others); `mode` overrides the file's."""
+    try:
+        file_axes, file_mode = parse_axes(sc.data.get("sweep"))
+    except ScenarioError as e:
+        raise _in_file(sc, e) from None
+    if isinstance(axes, dict):
+        extra, extra_mode = parse_axes(axes)
+        mode = mode or extra_mode
+    else:
+        extra = list(axes or [])
+    seen: set[str] = set()
+    for a in extra:
+        if a.key in seen:
+            raise _axis_error(a.key, list(a.values), "the same key is swept twice")
+        seen.add(a.key)
+    merged = [a for a in file_axes if a.key not in seen] + extra
+    return Design(merged, mode or file_mode or "cartesian").check()
+
+
+def _in_file(sc: Scenario, e: ScenarioError) -> ScenarioError:
+    """`e` with the line of its axis in the [sweep] table of the file `sc` came from."""
+    text = sc._text
+    if text is None:
+        return e
+    key = e.path.removeprefix("sweep.").split(".")[0] if e.path != "sweep.mode" else "mode"
+    in_sweep, line = False, None
+    for i, raw in enumerate(text.splitlines(), 1):
+        stripped = raw.strip()
+        if stripped.startswith("["):
+            in_sweep = stripped.replace(" ", "") == "[sweep]"
+            if in_sweep and line is None:
+                line = i
+            continue
+        if in_sweep and (stripped.startswith(f'"{e.path.removeprefix("sweep.")}"') or stripped.split("=")[0].strip() == key):
+            line = i
+            break
+    located = ScenarioError(f"line {line}: {e}" if line else str(e), e.path, e.value, e.rule, line)
+    return located.in_file(sc.source) if sc.source else located
+
+
+def base_scenario(sc: Scenario) -> Scenario:
+    """`sc` without its [sweep] table."""
+    data = sc.to_dict()
+    data.pop("sweep", None)
+    base = Scenario.from_dict(data)
+    base.source = sc.source
+    return base
+
+
+def point_scenario(base: Scenario, point: Point) -> Scenario:
+    """The scenario a point runs: the base with each axis value set."""
+    sc = base.copy()
+    for key, value in point.values.items():
+        sc.set(key, value)
+    return sc
+
+
+def _unknown_key(e: ScenarioError, key: str) -> bool:
+    """Whether the validator's error says that (part of) the axis key does not exist."""
+    rule = (e.rule or str(e)).lower()
+    return ("unknown field" in rule or "no such entry" in rule) and bool(e.path) and (key.startswith(e.path) or e.path.startswith(key))
+
+
+def check_points(base: Scenario, design: Design) -> tuple[list[Point], dict[int, str]]:
+    """Every point, and the validator's refusal of each point it refuses.
+
+    Raises ScenarioError for an axis whose key does not exist (checked on the first point
+    that uses each axis), before anything runs."""
+    points = design.points()
+    values = {a.key: list(a.values) for a in design.axes}
+    refused: dict[int, str] = {}
+    for p in points:
+        try:
+            toml = point_scenario(base, p).to_toml()
+        except ScenarioError as e:  # a path into an entry that is not there (flow[9] of 2)
+            key = next((k for k in p.values if k.startswith(e.path) or e.path.startswith(k)), e.path)
+            raise _axis_error(key, values.get(key), f"no such key in the scenario ({e.path}: {e.rule})") from None
+        try:
+            _dsim.validate(toml)
+        except ScenarioError as e:
+            for key in p.values:
+                if _unknown_key(e, key):
+                    raise _axis_error(key, values[key], f"no such key in the scenario schema ({e.path}: {e.rule})") from None
+            # The line of the generated point scenario would mean nothing to the user.
+            refused[p.index] = f"{e.path} = {e.value}: {e.rule}" if e.value is not None else f"{e.path}: {e.rule}"
+    return points, refused
