@@ -2,6 +2,7 @@
 //!
 //! Column names carry their unit (`_pkts`, `_bytes`, `_bps`, `_ms`, `_s`).
 
+use crate::packet::Color;
 use crate::sim::{DropSite, Simulation};
 use crate::stats::{Distribution, DropCause, Window};
 
@@ -123,6 +124,10 @@ pub struct Tables {
     pub queues: Table,
     pub drops: Table,
     pub run: Table,
+    /// One row per conditioner instance and colour (see [`conditioner_table`]).
+    pub conditioners: Table,
+    /// Sampled RED / MRED averages (queues with `series` set).
+    pub queue_series: Table,
 }
 
 impl Tables {
@@ -131,14 +136,18 @@ impl Tables {
         self.queues.append(&other.queues);
         self.drops.append(&other.drops);
         self.run.append(&other.run);
+        self.conditioners.append(&other.conditioners);
+        self.queue_series.append(&other.queue_series);
     }
 
-    pub fn named(&self) -> [(&'static str, &Table); 4] {
+    pub fn named(&self) -> [(&'static str, &Table); 6] {
         [
             ("flows", &self.flows),
             ("queues", &self.queues),
             ("drops", &self.drops),
             ("run", &self.run),
+            ("conditioners", &self.conditioners),
+            ("queue_series", &self.queue_series),
         ]
     }
 }
@@ -184,6 +193,13 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         for c in DropCause::ALL {
             f.u(&format!("drop_{}_pkts", c.name()), s.drops.pkts[c as usize]);
         }
+        for c in Color::ALL {
+            let (k, n) = (c as usize, c.name());
+            f.u(&format!("{n}_sent_pkts"), s.color_sent_pkts[k]);
+            f.u(&format!("{n}_delivered_pkts"), s.color_delivered_pkts[k]);
+            f.u(&format!("{n}_delivered_bytes"), s.color_delivered_bytes[k]);
+            f.u(&format!("{n}_dropped_pkts"), s.color_dropped_pkts[k]);
+        }
         f.f("offered_bps", per_second(s.sent_bytes, &w));
         f.f("throughput_bps", per_second(s.delivered_bytes, &w));
         distribution_columns(&mut f, "delay", &s.delay);
@@ -210,6 +226,7 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
             for cause in DropCause::ALL {
                 q.u(&format!("drop_{}_pkts", cause.name()), c.drops.pkts[cause as usize]);
             }
+            q.u("marks_pkts", c.marks_pkts);
             q.f("mean_len_pkts", mean_p);
             q.f("mean_len_bytes", mean_b);
             q.f("throughput_bps", per_second(c.departures_bytes, &w));
@@ -227,6 +244,7 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
             DropSite::Port(p) => {
                 d.s("site", sim.net.ports[*p as usize].name.clone());
             }
+            DropSite::Conditioner(i) => d.s("site", instance_name(sim, *i)),
         }
         d.s("cause", cause.name());
         d.u("pkts", *pkts);
@@ -255,6 +273,157 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         queues: q.table,
         drops: d.table,
         run: r.table,
+        conditioners: conditioner_table(sim, info),
+        queue_series: queue_series_table(sim, info),
+    }
+}
+
+/// "BLOCK" for an aggregate conditioner, "BLOCK/FLOW" for a per-flow one.
+fn instance_name(sim: &Simulation, i: u32) -> String {
+    let c = &sim.conditioners;
+    let inst = &c.instances[i as usize];
+    let block = &c.blocks[inst.block as usize];
+    match inst.flow {
+        Some(f) => format!("{}/{}", block.name, sim.flows[f as usize].name),
+        None => block.name.clone(),
+    }
+}
+
+/// One row per conditioner instance and colour its meter gives (`color` = green, yellow,
+/// red), plus one row `color = "shaper"` for a shaper: packets and bytes metered, remarked
+/// and demoted (codepoint changed by a mark / demote action), dropped; for the shaper row,
+/// `pkts` = arrivals, `passed_pkts` = releases, `dropped_pkts` = overflow drops and
+/// `mean_wait_ms` = mean time a released packet waited.
+fn conditioner_table(sim: &Simulation, info: &RunInfo) -> Table {
+    let mut b = TableBuilder::default();
+    let nodes = &sim.net.nodes;
+    let c = &sim.conditioners;
+    let mut row = |name: String, node: &str, flow: &str, color: &str, v: [u64; 7], wait: f64| {
+        b.u("replication", info.replication);
+        b.s("conditioner", name);
+        b.s("node", node);
+        b.s("flow", flow);
+        b.s("color", color);
+        let cols = [
+            "pkts",
+            "bytes",
+            "passed_pkts",
+            "remarked_pkts",
+            "demoted_pkts",
+            "dropped_pkts",
+            "dropped_bytes",
+        ];
+        for (col, x) in cols.iter().zip(v) {
+            b.u(col, x);
+        }
+        b.f("mean_wait_ms", wait);
+        b.end_row();
+    };
+    for (i, inst) in c.instances.iter().enumerate() {
+        let block = &c.blocks[inst.block as usize];
+        let name = instance_name(sim, i as u32);
+        let node = nodes[block.node as usize].name.as_str();
+        let flow = inst.flow.map_or("", |f| sim.flows[f as usize].name.as_str());
+        let s = &inst.stats;
+        if inst.shaper.is_some() {
+            let wait = if s.shaper_released > 0 {
+                s.shaper_wait_ns as f64 / s.shaper_released as f64 / 1e6
+            } else {
+                f64::NAN
+            };
+            let v = [
+                s.shaper_arrivals,
+                0,
+                s.shaper_released,
+                0,
+                0,
+                s.shaper_overflow_pkts,
+                s.shaper_overflow_bytes,
+            ];
+            row(name.clone(), node, flow, "shaper", v, wait);
+        }
+        if let Some(m) = &inst.meter {
+            for col in m.colors() {
+                let k = *col as usize;
+                let passed = s.pkts[k] - s.dropped_pkts[k];
+                let v = [
+                    s.pkts[k],
+                    s.bytes[k],
+                    passed,
+                    s.remarked[k],
+                    s.demoted[k],
+                    s.dropped_pkts[k],
+                    s.dropped_bytes[k],
+                ];
+                row(name.clone(), node, flow, col.name(), v, f64::NAN);
+            }
+        }
+    }
+    if b.table.columns.is_empty() {
+        return empty_table(
+            &["replication"],
+            &["conditioner", "node", "flow", "color"],
+            &[
+                "pkts",
+                "bytes",
+                "passed_pkts",
+                "remarked_pkts",
+                "demoted_pkts",
+                "dropped_pkts",
+                "dropped_bytes",
+            ],
+            &["mean_wait_ms"],
+        );
+    }
+    b.table
+}
+
+/// Sampled averages of the queues that record a series: one row per sample and
+/// precedence (time in s; avg and len in the unit of the thresholds, `unit`).
+fn queue_series_table(sim: &Simulation, info: &RunInfo) -> Table {
+    let mut b = TableBuilder::default();
+    for port in &sim.net.ports {
+        for (queue, q) in port.qdisc.aqm_queues() {
+            let Some(s) = &q.series else { continue };
+            for r in &s.rows {
+                b.u("replication", info.replication);
+                b.s("port", port.name.clone());
+                b.u("queue", queue as u64);
+                b.u("precedence", r.precedence as u64);
+                b.f("time_s", r.t.0 as f64 / 1e9);
+                b.f("avg", r.avg);
+                b.f("len", r.len);
+                b.s("unit", s.unit);
+                b.end_row();
+            }
+        }
+    }
+    if b.table.columns.is_empty() {
+        return empty_table(
+            &["replication"],
+            &["port"],
+            &["queue", "precedence"],
+            &["time_s", "avg", "len"],
+        )
+        .with_str_column("unit");
+    }
+    b.table
+}
+
+/// A table with no rows: u64 columns `u1`, string columns, u64 columns `u2`, f64 columns.
+fn empty_table(u1: &[&str], strs: &[&str], u2: &[&str], floats: &[&str]) -> Table {
+    let mut columns = Vec::new();
+    columns.extend(u1.iter().map(|n| (n.to_string(), Column::U64(Vec::new()))));
+    columns.extend(strs.iter().map(|n| (n.to_string(), Column::Str(Vec::new()))));
+    columns.extend(u2.iter().map(|n| (n.to_string(), Column::U64(Vec::new()))));
+    columns.extend(floats.iter().map(|n| (n.to_string(), Column::F64(Vec::new()))));
+    Table { columns }
+}
+
+impl Table {
+    fn with_str_column(mut self, name: &str) -> Table {
+        self.columns.push((name.to_string(), Column::Str(Vec::new())));
+        self
     }
 }
 

@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::build_af;
 use super::error::{KeyPath, ScenarioError};
 use super::schema::{AppSpec, DirectionSpec, FlowSpec, LinkSpec, QueueSpec, Scenario};
 use crate::app::{App, Cbr, Poisson};
@@ -20,11 +21,11 @@ use crate::transport::udp::{MIN_DATAGRAM, UdpSender};
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
-fn err<T>(path: KeyPath, value: impl ToString, rule: impl Into<String>) -> Result<T> {
+pub(super) fn err<T>(path: KeyPath, value: impl ToString, rule: impl Into<String>) -> Result<T> {
     Err(ScenarioError::new(path, Some(value.to_string()), rule))
 }
 
-fn quoted(s: &str) -> String {
+pub(super) fn quoted(s: &str) -> String {
     format!("\"{s}\"")
 }
 
@@ -40,7 +41,11 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Simulation> {
         end: SimTime::ZERO + sc.duration,
     };
     let flows = build_flows(sc, &names, &net, seed, &root)?;
-    Ok(Simulation::new(net, flows, window))
+    build_af::check_dscp_names(sc, &root)?;
+    let conditioners = build_af::build_conditioners(sc, &names, &net, &flows, seed, &root)?;
+    let mut sim = Simulation::new(net, flows, window);
+    sim.conditioners = conditioners;
+    Ok(sim)
 }
 
 fn check_run(sc: &Scenario, root: &KeyPath) -> Result<()> {
@@ -90,7 +95,11 @@ fn node_names(sc: &Scenario, path: &KeyPath) -> Result<HashMap<String, (NodeId, 
     Ok(names)
 }
 
-fn lookup(names: &HashMap<String, (NodeId, NodeKind)>, name: &str, path: KeyPath) -> Result<(NodeId, NodeKind)> {
+pub(super) fn lookup(
+    names: &HashMap<String, (NodeId, NodeKind)>,
+    name: &str,
+    path: KeyPath,
+) -> Result<(NodeId, NodeKind)> {
     names.get(name).copied().ok_or_else(|| {
         let mut known: Vec<&str> = names.keys().map(String::as_str).collect();
         known.sort();
@@ -163,7 +172,7 @@ fn build_port(
         Some(q) => (q, dir_path.key("queue")),
         None => (&link.queue, link_path.key("queue")),
     };
-    let qdisc = build_qdisc(queue, &queue_path)?;
+    let qdisc = build_qdisc(queue, rate, &queue_path)?;
     let (loss, loss_path) = match dir.loss {
         Some(l) => (l, dir_path.key("loss")),
         None => (link.loss, link_path.key("loss")),
@@ -191,14 +200,14 @@ fn build_port(
     })
 }
 
-fn check_rate(rate: Rate, path: KeyPath) -> Result<()> {
+pub(super) fn check_rate(rate: Rate, path: KeyPath) -> Result<()> {
     if rate.0 == 0 {
         return err(path, quoted(&rate.to_string()), "a rate must be greater than 0");
     }
     Ok(())
 }
 
-fn check_limit(limit: Limit, path: KeyPath) -> Result<()> {
+pub(super) fn check_limit(limit: Limit, path: KeyPath) -> Result<()> {
     if limit.is_zero() {
         return err(
             path,
@@ -209,14 +218,23 @@ fn check_limit(limit: Limit, path: KeyPath) -> Result<()> {
     Ok(())
 }
 
-pub fn build_qdisc(spec: &QueueSpec, path: &KeyPath) -> Result<Qdisc> {
+/// The discipline of a port of `rate` (RED derives its typical transmission time from it).
+pub fn build_qdisc(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Qdisc> {
+    Ok(Qdisc::Fifo(Fifo {
+        queue: build_queue(spec, rate, path)?,
+    }))
+}
+
+/// A single-queue spec (drop-tail, RED, MRED) as one [`AqmQueue`]: what a FIFO port holds,
+/// and what each class of a scheduler holds.
+pub fn build_queue(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<AqmQueue> {
     match spec {
         QueueSpec::Droptail { limit } => {
             check_limit(*limit, path.key("limit"))?;
-            Ok(Qdisc::Fifo(Fifo {
-                queue: AqmQueue::drop_tail(*limit),
-            }))
+            Ok(AqmQueue::drop_tail(*limit))
         }
+        QueueSpec::Red(r) => build_af::red_queue(r, rate, path),
+        QueueSpec::Mred(m) => build_af::mred_queue(m, rate, path),
     }
 }
 

@@ -1,8 +1,10 @@
 //! Scenario files: the schema, its validation, and the builder of runnable simulations.
 
 pub mod build;
+pub mod build_af;
 pub mod error;
 pub mod schema;
+pub mod schema_af;
 
 pub use build::build;
 pub use error::{KeyPath, ScenarioError, Seg};
@@ -37,6 +39,12 @@ pub fn scenario_hash(sc: &Scenario) -> String {
 
 fn deserialize(text: &str) -> Result<Scenario, ScenarioError> {
     let de = toml::Deserializer::parse(text).map_err(|e| syntax_error(&e, text))?;
+    // User-defined codepoint names must be known before any DSCP is read.
+    let names = build_af::dscp_names_in(text).map_err(|e| with_location(e, text))?;
+    crate::packet::with_dscp_names(&names, || deserialize_checked(de, text))
+}
+
+fn deserialize_checked(de: toml::Deserializer<'_>, text: &str) -> Result<Scenario, ScenarioError> {
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = KeyPath::parse(&e.path().to_string());
         let inner = e.into_inner();

@@ -3,7 +3,11 @@
 //! unit (see [`crate::time`]). Semantic rules (names that must exist, orders, ranges) are
 //! checked in [`super::validate`].
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+
+pub use super::schema_af::{ConditionerSpec, MredSpec, RedSpec};
 
 use crate::packet::Dscp;
 use crate::time::{Bytes, Duration, Fraction, Limit, Rate};
@@ -40,6 +44,13 @@ pub struct Scenario {
     pub routes: Vec<RouteSpec>,
     #[serde(default, rename = "flow")]
     pub flows: Vec<FlowSpec>,
+    /// Traffic conditioners (profilers, markers, policers, shapers): docs/af.md.
+    #[serde(default, rename = "conditioner", skip_serializing_if = "Vec::is_empty")]
+    pub conditioners: Vec<ConditionerSpec>,
+    /// User-defined codepoint names: `[dscp] IN = 10` lets "IN" stand for 10 anywhere a
+    /// DSCP is written.
+    #[serde(default, rename = "dscp", skip_serializing_if = "BTreeMap::is_empty")]
+    pub dscp_names: BTreeMap<String, i64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -96,6 +107,10 @@ impl DirectionSpec {
 pub enum QueueSpec {
     /// FIFO with a physical limit in packets ("100p") or bytes ("64KB").
     Droptail { limit: Limit },
+    /// FIFO with RED (Floyd and Jacobson 1993).
+    Red(RedSpec),
+    /// FIFO with multi-precedence RED: RIO (coupled) or decoupled.
+    Mred(MredSpec),
 }
 
 impl Default for QueueSpec {

@@ -11,6 +11,7 @@ pub mod fifo;
 
 pub use fifo::Fifo;
 
+use crate::aqm::AqmQueue;
 use crate::engine::rng::Rng;
 use crate::packet::{PacketArena, PktId};
 use crate::stats::DropCause;
@@ -48,16 +49,24 @@ impl Qdisc {
     /// Number of drop precedences per queue.
     pub fn precedences(&self) -> usize {
         match self {
-            Qdisc::Fifo(_) => 1,
+            Qdisc::Fifo(f) => f.queue.precedences(),
         }
     }
 
-    /// Sets `pkt.queue` and `pkt.precedence` for the packet about to be enqueued.
+    /// Sets `pkt.queue` and `pkt.precedence` for the packet about to be enqueued; the
+    /// precedence comes from the queue's AQM (its DSCP -> precedence map).
     #[inline]
     pub fn classify(&self, pkts: &mut PacketArena, id: PktId) {
         let p = &mut pkts[id];
         match self {
-            Qdisc::Fifo(_) => (p.queue, p.precedence) = (0, 0),
+            Qdisc::Fifo(f) => (p.queue, p.precedence) = (0, f.queue.precedence_of(p.dscp)),
+        }
+    }
+
+    /// The discipline's AQM queues with their queue index (for results: time series).
+    pub fn aqm_queues(&self) -> Vec<(u8, &AqmQueue)> {
+        match self {
+            Qdisc::Fifo(f) => vec![(0, &f.queue)],
         }
     }
 

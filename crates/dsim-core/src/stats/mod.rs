@@ -21,16 +21,40 @@ pub enum DropCause {
     Overflow,
     /// The link direction's random loss (`loss` in the scenario).
     LinkLoss,
+    /// RED / MRED random early drop: min_th <= avg < max_th (Floyd and Jacobson 1993).
+    Early,
+    /// RED / MRED forced drop: avg >= max_th (2 max_th in gentle mode).
+    Forced,
+    /// A conditioner's `drop` action: the packet was out of profile.
+    Policer,
+    /// A shaper's buffer was full (or the packet was larger than its bucket).
+    ShaperOverflow,
+    /// The EF edge policer of RFC 2598 section 3: EF beyond the negotiated rate, "noted
+    /// ... as possible security violations or serious misconfiguration".
+    Security,
 }
 
 impl DropCause {
-    pub const ALL: [DropCause; 2] = [DropCause::Overflow, DropCause::LinkLoss];
+    pub const ALL: [DropCause; 7] = [
+        DropCause::Overflow,
+        DropCause::LinkLoss,
+        DropCause::Early,
+        DropCause::Forced,
+        DropCause::Policer,
+        DropCause::ShaperOverflow,
+        DropCause::Security,
+    ];
     pub const COUNT: usize = Self::ALL.len();
 
     pub fn name(self) -> &'static str {
         match self {
             DropCause::Overflow => "overflow",
             DropCause::LinkLoss => "link_loss",
+            DropCause::Early => "early",
+            DropCause::Forced => "forced",
+            DropCause::Policer => "policer",
+            DropCause::ShaperOverflow => "shaper_overflow",
+            DropCause::Security => "security",
         }
     }
 }
