@@ -187,3 +187,123 @@ fn record(s: &mut QueueSeries, aqm: &Aqm, fifo: &DropTailQueue, now: SimTime) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::stream;
+    use crate::packet::{Packet, PacketArena};
+
+    /// RED 1/3 packets, max_p 1, with the average at 2 and count high enough that
+    /// count * pb >= 1: the next arrival certainly gets an early verdict.
+    fn red_queue(ecn: bool, avg: f64) -> AqmQueue {
+        let params = RedParams {
+            min_th: 1.0,
+            max_th: 3.0,
+            max_p: 1.0,
+            wq: 0.002,
+            gentle: false,
+            bytes: false,
+            mean_pkt_size: 500.0,
+            s_ns: 1000.0,
+        };
+        let vars = RedVars {
+            avg,
+            count: 100,
+            idle_since: None,
+        };
+        let mut q = AqmQueue::new(DropTailQueue::new(Limit::Packets(10)), Aqm::Red(Red { params, vars }));
+        q.ecn = ecn;
+        q
+    }
+
+    fn offer(q: &mut AqmQueue, ecn: Ecn) -> (Verdict, Ecn) {
+        let mut pkts = PacketArena::default();
+        let id = pkts.alloc(Packet {
+            size: 500,
+            ecn,
+            ..Default::default()
+        });
+        let mut rng = stream(1, "q");
+        let mut dropped = Vec::new();
+        let mut ctx = QueueCtx {
+            now: SimTime(0),
+            pkts: &mut pkts,
+            rng: &mut rng,
+            dropped: &mut dropped,
+        };
+        let v = q.enqueue(id, &mut ctx);
+        (v, pkts[id].ecn)
+    }
+
+    #[test]
+    fn ecn_marks_capable_packets_instead_of_dropping_early() {
+        assert_eq!(offer(&mut red_queue(true, 2.0), Ecn::Ect), (Verdict::Admit, Ecn::Ce));
+        assert_eq!(offer(&mut red_queue(true, 2.0), Ecn::Ce), (Verdict::Admit, Ecn::Ce));
+        assert_eq!(
+            offer(&mut red_queue(true, 2.0), Ecn::NotEct),
+            (Verdict::Drop(DropCause::Early), Ecn::NotEct)
+        );
+        assert_eq!(
+            offer(&mut red_queue(false, 2.0), Ecn::Ect),
+            (Verdict::Drop(DropCause::Early), Ecn::Ect)
+        );
+        // Forced verdicts drop even ECN-capable packets (as ns-2 does).
+        assert_eq!(
+            offer(&mut red_queue(true, 10.0), Ecn::Ect),
+            (Verdict::Drop(DropCause::Forced), Ecn::Ect)
+        );
+    }
+
+    #[test]
+    fn mred_queue_classifies_and_tracks_occupancy() {
+        // Precedence map: AF11 -> 0, every other codepoint -> 1 (the last).
+        let curve = RedParams {
+            min_th: 50.0,
+            max_th: 90.0,
+            max_p: 0.1,
+            wq: 0.002,
+            gentle: false,
+            bytes: false,
+            mean_pkt_size: 500.0,
+            s_ns: 1000.0,
+        };
+        let mut q = AqmQueue::new(
+            DropTailQueue::new(Limit::Packets(100)),
+            Aqm::Mred(Mred::new(MredMode::Coupled, vec![curve.clone(), curve])),
+        );
+        q.precedence_map = [1; 64];
+        q.precedence_map[Dscp::af(1, 1).0 as usize] = 0;
+        assert_eq!(q.precedence_of(Dscp::af(1, 1)), 0);
+        assert_eq!(q.precedence_of(Dscp::BE), 1);
+        let mut pkts = PacketArena::default();
+        let mut rng = stream(1, "q");
+        let mut dropped = Vec::new();
+        let ids: Vec<PktId> = [0u8, 1, 1]
+            .iter()
+            .map(|&p| {
+                pkts.alloc(Packet {
+                    size: 100,
+                    precedence: p,
+                    ..Default::default()
+                })
+            })
+            .collect();
+        let mut ctx = QueueCtx {
+            now: SimTime(0),
+            pkts: &mut pkts,
+            rng: &mut rng,
+            dropped: &mut dropped,
+        };
+        for &id in &ids {
+            assert_eq!(q.enqueue(id, &mut ctx), Verdict::Admit);
+        }
+        let Aqm::Mred(m) = &q.aqm else { unreachable!() };
+        assert_eq!((m.vq_len(0), m.vq_len(1)), (1.0, 3.0));
+        assert_eq!(q.dequeue(&mut ctx), Some(ids[0]));
+        let Aqm::Mred(m) = &q.aqm else { unreachable!() };
+        assert_eq!((m.vq_len(0), m.vq_len(1)), (0.0, 2.0));
+        assert_eq!(m.vars[0].idle_since, Some(SimTime(0)));
+        assert_eq!(m.vars[1].idle_since, None);
+    }
+}
