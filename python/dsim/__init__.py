@@ -10,7 +10,26 @@ from . import _dsim
 from .api import replication_seed, run
 from .errors import DsimError, ScenarioError, SimulationError
 from .results import Results
-from .scenario import Scenario, cbr, droptail, poisson
+from .scenario import (
+    Scenario,
+    cbr,
+    demote,
+    droptail,
+    ef_policer,
+    mark,
+    match,
+    mred,
+    poisson,
+    precedence,
+    red,
+    rio,
+    srtcm,
+    tb_shaper,
+    token_bucket,
+    trtcm,
+    tsw,
+    tsw3,
+)
 
 __version__ = _dsim.__version__
 
@@ -21,8 +40,22 @@ __all__ = [
     "ScenarioError",
     "SimulationError",
     "cbr",
+    "demote",
     "droptail",
+    "ef_policer",
+    "mark",
+    "match",
+    "mred",
     "poisson",
+    "precedence",
+    "red",
+    "rio",
+    "srtcm",
+    "tb_shaper",
+    "token_bucket",
+    "trtcm",
+    "tsw",
+    "tsw3",
     "replication_seed",
     "run",
     "__version__",
