@@ -29,6 +29,20 @@ fn cell(t: &Table, col: &str, keys: &[(&str, &str)]) -> u64 {
     }
 }
 
+/// The u64 value of `col` in the queues table for (port, precedence).
+fn queue_cell(t: &Tables, port: &str, precedence: u64, col: &str) -> u64 {
+    let q = &t.queues;
+    let u = |name: &str| match q.column(name) {
+        Some(Column::U64(v)) => v,
+        other => panic!("no u64 column {name}: {other:?}"),
+    };
+    let ports = str_col(q, "port");
+    let r = (0..q.rows())
+        .find(|&r| ports[r] == port && u("precedence")[r] == precedence)
+        .unwrap_or_else(|| panic!("no row {port} {precedence}"));
+    u(col)[r]
+}
+
 fn fcell(t: &Table, col: &str, keys: &[(&str, &str)]) -> f64 {
     let r = (0..t.rows())
         .find(|&r| keys.iter().all(|(k, v)| str_col(t, k)[r] == *v))
@@ -112,21 +126,8 @@ max_th = "900p"
     assert_eq!(cell(&t.flows, "red_sent_pkts", &f), 1246);
     assert_eq!(cell(&t.flows, "green_delivered_pkts", &f), 1254);
     assert_eq!(cell(&t.flows, "red_delivered_pkts", &f), 1246);
-    let q = &t.queues;
-    let port = |p: &str| -> u64 {
-        let rows: Vec<usize> = (0..q.rows()).filter(|&r| str_col(q, "port")[r] == "R->B").collect();
-        let prec = match q.column("precedence") {
-            Some(Column::U64(v)) => v,
-            _ => panic!(),
-        };
-        let arr = match q.column("arrivals_pkts") {
-            Some(Column::U64(v)) => v,
-            _ => panic!(),
-        };
-        let want: u64 = p.parse().unwrap();
-        rows.iter().filter(|&&r| prec[r] == want).map(|&r| arr[r]).sum()
-    };
-    assert_eq!((port("0"), port("1")), (1254, 1246));
+    let arrivals = |p| queue_cell(&t, "R->B", p, "arrivals_pkts");
+    assert_eq!((arrivals(0), arrivals(1)), (1254, 1246));
     let c = &t.conditioners;
     let key = [("conditioner", "prof/cbr"), ("color", "green")];
     assert_eq!(cell(c, "pkts", &key), 1254);
@@ -284,24 +285,10 @@ limit = "100p"
     assert!(tput(&rio, "a") > tput(&fifo, "a") + 0.2);
     // RIO's OUT drops are early or forced, never overflow (the average stays below the
     // 100-packet limit); per precedence in the queues table.
-    let q = &rio.queues;
-    let col = |name: &str| match q.column(name) {
-        Some(Column::U64(v)) => v.clone(),
-        _ => panic!("{name}"),
-    };
-    let (prec, early, forced, overflow) = (
-        col("precedence"),
-        col("drop_early_pkts"),
-        col("drop_forced_pkts"),
-        col("drop_overflow_pkts"),
-    );
-    let ports = str_col(q, "port");
-    let rd: Vec<usize> = (0..q.rows()).filter(|&r| ports[r] == "R->D").collect();
-    let out_row = *rd.iter().find(|&&r| prec[r] == 1).unwrap();
-    let in_row = *rd.iter().find(|&&r| prec[r] == 0).unwrap();
-    assert!(early[out_row] + forced[out_row] > 1000);
-    assert_eq!(early[in_row] + forced[in_row] + overflow[in_row], 0);
-    assert_eq!(overflow[out_row], 0);
+    let rd = |p, col| queue_cell(&rio, "R->D", p, col);
+    assert!(rd(1, "drop_early_pkts") + rd(1, "drop_forced_pkts") > 1000);
+    assert_eq!(rd(0, "dropped_pkts"), 0);
+    assert_eq!(rd(1, "drop_overflow_pkts"), 0);
 }
 
 #[test]

@@ -197,16 +197,7 @@ mod tests {
     /// RED 1/3 packets, max_p 1, with the average at 2 and count high enough that
     /// count * pb >= 1: the next arrival certainly gets an early verdict.
     fn red_queue(ecn: bool, avg: f64) -> AqmQueue {
-        let params = RedParams {
-            min_th: 1.0,
-            max_th: 3.0,
-            max_p: 1.0,
-            wq: 0.002,
-            gentle: false,
-            bytes: false,
-            mean_pkt_size: 500.0,
-            s_ns: 1000.0,
-        };
+        let params = red::test_curve(1.0, 3.0, 1.0, 0.002);
         let vars = RedVars {
             avg,
             count: 100,
@@ -258,16 +249,7 @@ mod tests {
     #[test]
     fn mred_queue_classifies_and_tracks_occupancy() {
         // Precedence map: AF11 -> 0, every other codepoint -> 1 (the last).
-        let curve = RedParams {
-            min_th: 50.0,
-            max_th: 90.0,
-            max_p: 0.1,
-            wq: 0.002,
-            gentle: false,
-            bytes: false,
-            mean_pkt_size: 500.0,
-            s_ns: 1000.0,
-        };
+        let curve = red::test_curve(50.0, 90.0, 0.1, 0.002);
         let mut q = AqmQueue::new(
             DropTailQueue::new(Limit::Packets(100)),
             Aqm::Mred(Mred::new(MredMode::Coupled, vec![curve.clone(), curve])),

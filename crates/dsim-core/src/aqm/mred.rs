@@ -131,19 +131,7 @@ impl Mred {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn curve(min_th: f64, max_th: f64, max_p: f64, wq: f64) -> RedParams {
-        RedParams {
-            min_th,
-            max_th,
-            max_p,
-            wq,
-            gentle: false,
-            bytes: false,
-            mean_pkt_size: 500.0,
-            s_ns: 1000.0,
-        }
-    }
+    use crate::aqm::red::test_curve as curve;
 
     #[test]
     fn rio_averages_in_over_in_and_out_over_all() {

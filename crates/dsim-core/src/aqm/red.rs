@@ -185,21 +185,27 @@ impl RedParams {
     }
 }
 
+/// A packet-mode curve for tests: mean packet 500 B, s = 1000 ns.
+#[cfg(test)]
+pub(crate) fn test_curve(min_th: f64, max_th: f64, max_p: f64, wq: f64) -> RedParams {
+    RedParams {
+        min_th,
+        max_th,
+        max_p,
+        wq,
+        gentle: false,
+        bytes: false,
+        mean_pkt_size: 500.0,
+        s_ns: 1000.0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn params(min_th: f64, max_th: f64, max_p: f64, wq: f64) -> RedParams {
-        RedParams {
-            min_th,
-            max_th,
-            max_p,
-            wq,
-            gentle: false,
-            bytes: false,
-            mean_pkt_size: 500.0,
-            s_ns: 1000.0,
-        }
+        test_curve(min_th, max_th, max_p, wq)
     }
 
     #[test]

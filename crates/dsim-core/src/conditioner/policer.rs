@@ -59,6 +59,19 @@ mod tests {
         SimTime(v * 1_000_000)
     }
 
+    /// One EF policer at the ingress of port 0.
+    fn ef_chain(rate: Rate, burst: Bytes) -> Conditioners {
+        let (matcher, meter, actions) = ef_policer(rate, burst);
+        let mut c = Conditioners::new(1);
+        c.add_block(
+            def("ef", matcher, actions),
+            vec![Instance::new(0, None, None, Some(meter), stream(1, "ef"))],
+            None,
+            &[ChainRef::Ingress(0)],
+        );
+        c
+    }
+
     #[test]
     fn aggregate_policer_demotion_count() {
         // Seed 002 section 3.5 style: 1500 B packets, aggregate policer of 200 kbit/s =
@@ -132,14 +145,7 @@ mod tests {
         // From k = 4 on, every other packet passes: granted = 5 + (19 - 4) / 2 = 12 of 20
         // for k = 0..19, i.e. 3000 B burst + 10 B/ms x 950 ms = 12500 B allowance -> 12
         // whole packets. 8 are dropped as security events.
-        let (matcher, meter, actions) = ef_policer(Rate(80_000), Bytes(3000));
-        let mut c = Conditioners::new(1);
-        c.add_block(
-            def("ef", matcher, actions),
-            vec![Instance::new(0, None, None, Some(meter), stream(1, "ef"))],
-            None,
-            &[ChainRef::Ingress(0)],
-        );
+        let mut c = ef_chain(Rate(80_000), Bytes(3000));
         let mut pkts = PacketArena::default();
         let w = window();
         let mut dropped_at = Vec::new();
@@ -168,14 +174,7 @@ mod tests {
 
     #[test]
     fn ef_policer_without_negotiated_rate_drops_all_ef() {
-        let (matcher, meter, actions) = ef_policer(Rate(0), Bytes(0));
-        let mut c = Conditioners::new(1);
-        c.add_block(
-            def("ef", matcher, actions),
-            vec![Instance::new(0, None, None, Some(meter), stream(1, "ef"))],
-            None,
-            &[ChainRef::Ingress(0)],
-        );
+        let mut c = ef_chain(Rate(0), Bytes(0));
         let mut pkts = PacketArena::default();
         for k in 0..10u64 {
             let id = pkts.alloc(Packet {
