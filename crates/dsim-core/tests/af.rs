@@ -136,6 +136,35 @@ max_th = "900p"
 }
 
 #[test]
+fn cbr_through_a_tsw_profiler_is_out_with_probability_pout() {
+    // Seed 002 appendix: a CBR source at 1.25 x the target once the estimate has
+    // converged to its rate (window 0.5 s, warm-up 5 s) is OUT with Pout = (1.25 - 1) / 1
+    // = 0.25: 75 % IN. 1000 B every 6.4 ms for 45 s: about 7031 packets, so the IN share
+    // is 0.75 within a few 0.001 (binomial sd 0.005).
+    let extra = r#"
+[[flow]]
+name = "cbr"
+src = "A"
+dst = "B"
+app = { type = "cbr", rate = "1.25Mbps", size = "1000B" }
+
+[[conditioner]]
+name = "tsw"
+at = "A"
+meter = { type = "tsw", target = "1Mbps", window = "500ms" }
+"#;
+    let toml = line(extra, "").replace("duration = \"10s\"", "duration = \"50s\"\nwarmup = \"5s\"");
+    let t = run(&toml);
+    let f = [("flow", "cbr")];
+    let (green, red) = (
+        cell(&t.flows, "green_sent_pkts", &f),
+        cell(&t.flows, "red_sent_pkts", &f),
+    );
+    let share = green as f64 / (green + red) as f64;
+    assert!((share - 0.75).abs() < 0.015, "IN share {share}");
+}
+
+#[test]
 fn an_aggregate_policer_drops_the_excess() {
     // CBR 3 Mbit/s of 1000 B (a packet every 2666667 ns, 3750 packets) policed at R's
     // ingress to 1 Mbit/s with a 3000 B bucket. Tokens available by the last arrival:
