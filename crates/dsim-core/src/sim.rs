@@ -4,16 +4,18 @@
 //! classifier -> queue discipline admit/drop -> scheduler -> transmission -> propagation ->
 //! next node ... -> receiver. Every drop is recorded with where and why.
 
+mod conditioning;
+
 use std::collections::HashMap;
 
 use rand::RngExt;
 
 use crate::app::App;
-use crate::conditioner::{ChainRef, Conditioners, Cont, InstId, Outcome};
+use crate::conditioner::{ChainRef, Conditioners, InstId};
 use crate::engine::rng::Rng;
 use crate::engine::{Event, EventQueue};
 use crate::net::Network;
-use crate::packet::{Direction, Ecn, FlowId, NodeId, PacketArena, PktId, PortId};
+use crate::packet::{Ecn, FlowId, NodeId, PacketArena, PktId, PortId};
 use crate::sched::{QueueCtx, Verdict};
 use crate::stats::{DropCause, FlowStats, Window};
 use crate::time::SimTime;
@@ -179,64 +181,6 @@ impl Simulation {
         } else {
             self.send_to_port(port, id);
         }
-    }
-
-    /// Runs packet `id` through the conditioner chain from block `from`, then sends it on
-    /// its way (unless a block held or dropped it).
-    fn condition(&mut self, chain: ChainRef, from: usize, after_shaper: bool, id: PktId) {
-        let (now, w) = (self.now, self.window);
-        let start = Cont {
-            chain,
-            index: from as u16,
-        };
-        match self.conditioners.run(start, after_shaper, id, &mut self.pkts, now, &w) {
-            Outcome::Pass => match chain {
-                ChainRef::Egress(p) => self.send_to_port(p, id),
-                ChainRef::Ingress(p) => {
-                    let node = self.net.ports[p as usize].peer;
-                    self.receive(node, id);
-                }
-            },
-            Outcome::Held { inst, wake } => {
-                if let Some(t) = wake {
-                    self.wake_conditioner(inst, t);
-                }
-            }
-            Outcome::Drop { inst, cause } => self.drop(id, DropSite::Conditioner(inst), cause),
-        }
-    }
-
-    fn wake_conditioner(&mut self, inst: InstId, t: SimTime) {
-        if self.conditioners.arm(inst, t) {
-            self.events.push(t, Event::Conditioner(inst));
-        }
-    }
-
-    /// A shaper may release packets: each resumes its chain right after the shaper.
-    fn on_conditioner(&mut self, inst: InstId) {
-        let now = self.now;
-        if !self.conditioners.fire(inst, now) {
-            return;
-        }
-        while let Some((id, cont)) = self.conditioners.release(inst, now, &self.window) {
-            self.condition(cont.chain, cont.index as usize, true, id);
-        }
-        if let Some(t) = self.conditioners.next_release(inst, now) {
-            self.wake_conditioner(inst, t);
-        }
-    }
-
-    /// The packet enters egress port `p`'s queue; one leaving its source host is counted
-    /// by the colour the host's conditioners gave it.
-    #[inline]
-    fn send_to_port(&mut self, p: PortId, id: PktId) {
-        let pkt = &self.pkts[id];
-        if pkt.direction == Direction::Forward && pkt.src == self.net.ports[p as usize].node {
-            self.flows[pkt.flow as usize]
-                .stats
-                .on_left_source(&self.window, self.now, pkt.color);
-        }
-        self.enqueue(p, id);
     }
 
     fn deliver(&mut self, id: PktId) {
