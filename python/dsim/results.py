@@ -13,11 +13,18 @@ import pyarrow as pa
 
 from .stats import LEVEL, summarize
 
-TABLES = ("flows", "queues", "drops", "run")
+TABLES = ("flows", "queues", "drops", "run", "conditioners", "queue_series")
 
 
 #: The columns that identify a row of each table across replications (what summaries group by).
-SUMMARY_KEYS = {"flows": ["flow"], "queues": ["port", "queue", "precedence"], "drops": ["flow", "site", "cause"], "run": []}
+SUMMARY_KEYS = {
+    "flows": ["flow"],
+    "queues": ["port", "queue", "precedence"],
+    "drops": ["flow", "site", "cause"],
+    "run": [],
+    "conditioners": ["conditioner", "color"],
+    "queue_series": ["port", "queue", "precedence"],
+}
 
 
 def summary_keys(table: str, df: pd.DataFrame) -> list[str]:
@@ -44,12 +51,19 @@ class Results:
             drops by cause, time-weighted mean length in packets and bytes).
     drops:  packets and bytes each flow lost at each site, by cause, per replication.
     run:    one row per replication (seeds, scenario hash, version, events, wall time).
+    conditioners: one row per conditioner (per flow for per-flow ones) and colour: packets
+            and bytes metered, passed, remarked, demoted, dropped; a "shaper" row for a
+            shaper's arrivals, releases, overflow drops and mean wait (docs/af.md).
+    queue_series: sampled RED / MRED averages and occupancies of the queues that set
+            `series`, one row per sample and precedence.
     """
 
     flows: pd.DataFrame
     queues: pd.DataFrame
     drops: pd.DataFrame
     run: pd.DataFrame
+    conditioners: pd.DataFrame
+    queue_series: pd.DataFrame
     scenario: Any = field(default=None, repr=False)
 
     @classmethod

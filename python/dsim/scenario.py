@@ -26,7 +26,33 @@ import tomli_w
 from . import _dsim
 from .errors import ScenarioError
 
-__all__ = ["Scenario", "droptail", "cbr", "poisson", "klass", "priority", "wrr", "drr", "cbq"]
+__all__ = [
+    "Scenario",
+    "droptail",
+    "cbr",
+    "poisson",
+    # Expedited Forwarding: schedulers and their classes (docs/ef.md)
+    "klass",
+    "priority",
+    "wrr",
+    "drr",
+    "cbq",
+    # Assured Forwarding: queues, meters, shapers, actions (docs/af.md)
+    "red",
+    "mred",
+    "precedence",
+    "rio",
+    "token_bucket",
+    "tsw",
+    "tsw3",
+    "srtcm",
+    "trtcm",
+    "tb_shaper",
+    "ef_policer",
+    "match",
+    "mark",
+    "demote",
+]
 
 
 def droptail(limit: str = "100p") -> dict[str, Any]:
@@ -104,6 +130,159 @@ def cbr(rate: str, size: str, spacing_variation: str | float | None = None) -> d
 def poisson(rate: str, size: str) -> dict[str, Any]:
     """Poisson arrivals of fixed-size UDP datagrams at mean `rate`."""
     return {"type": "poisson", "rate": rate, "size": size}
+
+
+# -- Assured Forwarding: queue specs ------------------------------------------------------
+
+
+def red(
+    limit: str,
+    min_th: str,
+    max_th: str,
+    *,
+    max_p: float | None = None,
+    wq: float | None = None,
+    gentle: bool | None = None,
+    ecn: bool | None = None,
+    mean_pkt_size: str | None = None,
+    series: str | None = None,
+) -> dict[str, Any]:
+    """RED (Floyd and Jacobson 1993) on a FIFO of `limit` ("100p" or "64KB").
+
+    Thresholds in packets ("5p") or bytes ("5KB", byte mode); defaults max_p 0.1, wq 0.002,
+    mean_pkt_size "500B" (sets the idle-time correction's typical transmission time);
+    `series` ("10ms") records the average in the `queue_series` table."""
+    return _drop_none(
+        {
+            "type": "red",
+            "limit": limit,
+            "min_th": min_th,
+            "max_th": max_th,
+            "max_p": max_p,
+            "wq": wq,
+            "gentle": gentle,
+            "ecn": ecn,
+            "mean_pkt_size": mean_pkt_size,
+            "series": series,
+        }
+    )
+
+
+def precedence(min_th: str, max_th: str, max_p: float | None = None, dscp: list[str | int] | None = None) -> dict[str, Any]:
+    """One drop precedence of an MRED queue: its RED curve and the codepoints it takes."""
+    return _drop_none({"dscp": dscp, "min_th": min_th, "max_th": max_th, "max_p": max_p})
+
+
+def mred(
+    limit: str,
+    precedences: list[dict[str, Any]],
+    *,
+    mode: str | None = None,
+    wq: float | None = None,
+    gentle: bool | None = None,
+    ecn: bool | None = None,
+    mean_pkt_size: str | None = None,
+    series: str | None = None,
+) -> dict[str, Any]:
+    """Multi-precedence RED: `precedences` lowest drop precedence first (see
+    :func:`precedence`); `mode` "coupled" (default: precedence k on the occupancy of
+    0..k, RIO) or "decoupled" (each on its own). Unlisted codepoints go to the last
+    precedence."""
+    return _drop_none(
+        {
+            "type": "mred",
+            "limit": limit,
+            "mode": mode,
+            "wq": wq,
+            "gentle": gentle,
+            "ecn": ecn,
+            "mean_pkt_size": mean_pkt_size,
+            "series": series,
+            "precedence": list(precedences),
+        }
+    )
+
+
+def rio(
+    limit: str,
+    *,
+    out: tuple[str, str, float],
+    in_: tuple[str, str, float],
+    in_dscp: list[str | int],
+    wq: float | None = None,
+    series: str | None = None,
+) -> dict[str, Any]:
+    """RIO in draft-ibanez's notation: `out` = (minth_out, maxth_out, maxp_out) on the
+    average of all packets, `in_` = (minth_in, maxth_in, maxp_in) on the average of IN
+    packets; `in_dscp` are the IN codepoints, every other codepoint is OUT."""
+    return mred(
+        limit,
+        [precedence(in_[0], in_[1], in_[2], dscp=in_dscp), precedence(out[0], out[1], out[2])],
+        mode="coupled",
+        wq=wq,
+        series=series,
+    )
+
+
+# -- Assured Forwarding: meters, shapers, actions ------------------------------------------
+
+
+def token_bucket(rate: str, depth: str) -> dict[str, Any]:
+    """Two-colour token-bucket profiler: green (IN) if the bucket holds the packet."""
+    return {"type": "token_bucket", "rate": rate, "depth": depth}
+
+
+def tsw(target: str, window: str) -> dict[str, Any]:
+    """Seed 002's time sliding window estimator with probabilistic OUT marking."""
+    return {"type": "tsw", "target": target, "window": window}
+
+
+def tsw3(committed: str, peak: str, window: str) -> dict[str, Any]:
+    """RFC 2859 time sliding window three colour marker."""
+    return {"type": "tsw3", "committed": committed, "peak": peak, "window": window}
+
+
+def srtcm(cir: str, cbs: str, ebs: str, mode: str | None = None) -> dict[str, Any]:
+    """RFC 2697 single rate three colour marker; `mode` "blind" (default) or "aware"."""
+    return _drop_none({"type": "srtcm", "cir": cir, "cbs": cbs, "ebs": ebs, "mode": mode})
+
+
+def trtcm(cir: str, cbs: str, pir: str, pbs: str, mode: str | None = None) -> dict[str, Any]:
+    """RFC 2698 two rate three colour marker; `mode` "blind" (default) or "aware"."""
+    return _drop_none({"type": "trtcm", "cir": cir, "cbs": cbs, "pir": pir, "pbs": pbs, "mode": mode})
+
+
+def tb_shaper(rate: str, depth: str, limit: str) -> dict[str, Any]:
+    """Token-bucket shaper with a buffer of `limit` ("20p" or "30KB")."""
+    return {"type": "token_bucket", "rate": rate, "depth": depth, "limit": limit}
+
+
+def ef_policer(rate: str | None = None, burst: str | None = None) -> dict[str, Any]:
+    """RFC 2598 section 3 EF edge policer: EF beyond `rate` (default 0: no negotiated
+    rate, every EF packet dropped) and `burst` is dropped and counted as `security`."""
+    return _drop_none({"rate": rate, "burst": burst})
+
+
+def match(
+    flow: list[str] | None = None,
+    src: list[str] | None = None,
+    dst: list[str] | None = None,
+    dscp: list[str | int] | None = None,
+    direction: str | None = None,
+) -> dict[str, Any]:
+    """Which packets a conditioner conditions (every criterion given must hold);
+    `direction` "forward" (default), "reverse" or "any"."""
+    return _drop_none({"flow": flow, "src": src, "dst": dst, "dscp": dscp, "direction": direction})
+
+
+def mark(dscp: str | int) -> dict[str, Any]:
+    """Action: set the DS field (counted as a remark when it changes)."""
+    return {"mark": dscp}
+
+
+def demote(dscp: str | int) -> dict[str, Any]:
+    """Action: demote to `dscp` (counted as a demotion when it changes)."""
+    return {"demote": dscp}
 
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
@@ -284,6 +463,53 @@ class Scenario:
         entry = _drop_none({"name": name, "src": src, "dst": dst, "count": count, "dscp": dscp, "start": start, "stop": stop, "app": app})
         entry.update(extra)
         self.data.setdefault("flow", []).append(entry)
+        return self
+
+    def conditioner(
+        self,
+        name: str | None = None,
+        *,
+        at: str,
+        side: str | None = None,
+        interface: str | None = None,
+        per_flow: bool | None = None,
+        match: dict[str, Any] | None = None,
+        meter: dict[str, Any] | None = None,
+        shaper: dict[str, Any] | None = None,
+        ef_policer: dict[str, Any] | None = None,
+        green: str | dict[str, Any] | None = None,
+        yellow: str | dict[str, Any] | None = None,
+        red: str | dict[str, Any] | None = None,
+    ) -> "Scenario":
+        """A traffic conditioner at node `at`: `side` "egress" (default; at a host, what it
+        sends) or "ingress" (a router's arriving packets), optionally on the link to/from
+        `interface` only; one state for the aggregate, or one per matching flow with
+        `per_flow`. A `shaper`, a `meter` with actions per colour ("pass", "drop",
+        :func:`mark`, :func:`demote`), or an `ef_policer`. See docs/af.md."""
+        self._edited()
+        entry = _drop_none(
+            {
+                "name": name,
+                "at": at,
+                "side": side,
+                "interface": interface,
+                "per_flow": per_flow,
+                "match": match,
+                "shaper": shaper,
+                "meter": meter,
+                "ef_policer": ef_policer,
+                "green": green,
+                "yellow": yellow,
+                "red": red,
+            }
+        )
+        self.data.setdefault("conditioner", []).append(entry)
+        return self
+
+    def dscp(self, name: str, value: int) -> "Scenario":
+        """Names a codepoint: afterwards `name` stands for `value` wherever a DSCP is written."""
+        self._edited()
+        self.data.setdefault("dscp", {})[name] = value
         return self
 
     def __repr__(self) -> str:

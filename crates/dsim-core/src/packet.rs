@@ -4,6 +4,7 @@
 //! delivered or dropped; everything else (queues, links, events) holds the 4-byte
 //! [`PktId`]. Freed slots are reused, so a run in steady state allocates no packet memory.
 
+use std::cell::RefCell;
 use std::fmt;
 
 use serde::de::{self, Deserializer, Visitor};
@@ -51,6 +52,45 @@ pub struct Packet {
     /// Queue and drop precedence the egress port's classifier chose.
     pub queue: u8,
     pub precedence: u8,
+    /// The colour the last meter on the packet's path gave it (None until one does).
+    pub color: Option<Color>,
+    /// The ECN field (RFC 3168): a RED queue with `ecn = true` marks ECN-capable packets
+    /// instead of dropping them early.
+    pub ecn: Ecn,
+}
+
+/// The colour a meter gives a packet: RFC 2697 / RFC 2698 green, yellow, red. A
+/// two-colour profiler (token bucket, TSW tagger of draft-ibanez section 2.1.3) colours a
+/// packet in profile ("IN") green and out of profile ("OUT") red.
+#[derive(Copy, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub enum Color {
+    Green = 0,
+    Yellow = 1,
+    Red = 2,
+}
+
+impl Color {
+    pub const ALL: [Color; 3] = [Color::Green, Color::Yellow, Color::Red];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Color::Green => "green",
+            Color::Yellow => "yellow",
+            Color::Red => "red",
+        }
+    }
+}
+
+/// The two ECN bits of the IP header (RFC 3168 section 5), as dsim needs them.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+pub enum Ecn {
+    /// Not ECN-capable transport: an early-drop verdict drops the packet.
+    #[default]
+    NotEct,
+    /// ECN-capable transport (ECT(0) or ECT(1)).
+    Ect,
+    /// Congestion experienced: a router marked it.
+    Ce,
 }
 
 /// Slab of packets addressed by [`PktId`].
@@ -145,6 +185,9 @@ impl Dscp {
         if let Some(d) = named {
             return Ok(d);
         }
+        if let Some(d) = user_dscp(t) {
+            return Ok(d);
+        }
         let digits = |s: &str| -> Option<(u8, u8)> {
             let b = s.as_bytes();
             (b.len() == 2 && b[0].is_ascii_digit() && b[1].is_ascii_digit()).then(|| (b[0] - b'0', b[1] - b'0'))
@@ -171,7 +214,8 @@ impl Dscp {
         match value {
             Some(v) => Dscp::from_number(v as i64),
             None => Err(format!(
-                "\"{text}\" is not a DSCP; use a name (BE, EF, AF11 ... AF43, CS0 ... CS7) or a number 0-63"
+                "\"{text}\" is not a DSCP; use a name (BE, EF, AF11 ... AF43, CS0 ... CS7{}) or a number 0-63",
+                user_dscp_list()
             )),
         }
     }
@@ -196,6 +240,47 @@ impl Dscp {
             _ => None,
         }
     }
+}
+
+thread_local! {
+    /// The user-defined codepoint names of the scenario being read (`[dscp]` table).
+    static USER_DSCP: RefCell<Vec<(String, u8)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with `names` (name, codepoint) known to [`Dscp::parse`], then forgets them.
+/// Names compare case-insensitively, like the standard ones.
+pub fn with_dscp_names<R>(names: &[(String, u8)], f: impl FnOnce() -> R) -> R {
+    struct Reset(Vec<(String, u8)>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            let old = std::mem::take(&mut self.0);
+            USER_DSCP.with(|u| *u.borrow_mut() = old);
+        }
+    }
+    let old = USER_DSCP.with(|u| std::mem::replace(&mut *u.borrow_mut(), names.to_vec()));
+    let _reset = Reset(old);
+    f()
+}
+
+fn user_dscp(name: &str) -> Option<Dscp> {
+    USER_DSCP.with(|u| {
+        u.borrow()
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|&(_, v)| Dscp(v))
+    })
+}
+
+fn user_dscp_list() -> String {
+    USER_DSCP.with(|u| {
+        let u = u.borrow();
+        if u.is_empty() {
+            String::new()
+        } else {
+            let names: Vec<&str> = u.iter().map(|(n, _)| n.as_str()).collect();
+            format!(", or one of the scenario's [dscp] names: {}", names.join(", "))
+        }
+    })
 }
 
 impl fmt::Display for Dscp {

@@ -91,7 +91,7 @@ pub fn mechanism_from_toml(text: &str, rate: Option<Rate>) -> Result<Mechanism, 
                 "a rate must be greater than 0",
             ));
         }
-        build_qdisc(&spec, &root)?;
+        build_qdisc(&spec, rate, &root)?;
         return Ok(Mechanism::Queue { spec, rate });
     }
     Err(ScenarioError::new(
@@ -136,7 +136,7 @@ pub fn replay(mechanism: &Mechanism, arrivals: &[Arrival], seed: u64) -> Result<
 }
 
 fn replay_queue(spec: &QueueSpec, rate: Rate, arrivals: &[Arrival], seed: u64) -> Result<Vec<Outcome>, ScenarioError> {
-    let mut qdisc = build_qdisc(spec, &KeyPath::root())?;
+    let mut qdisc = build_qdisc(spec, rate, &KeyPath::root())?;
     let mut rng = stream(seed, "queue:replay");
     let mut pkts = PacketArena::with_capacity(256);
     let mut dropped: Vec<(PktId, DropCause)> = Vec::new();

@@ -2,6 +2,9 @@
 //!
 //! Column names carry their unit (`_pkts`, `_bytes`, `_bps`, `_ms`, `_s`).
 
+mod af;
+
+use crate::packet::Color;
 use crate::sim::{DropSite, Simulation};
 use crate::stats::{Distribution, DropCause, Window};
 use crate::time::Duration;
@@ -79,8 +82,8 @@ impl Table {
 
 /// Builds a table row by row, keeping the column order of the first row.
 #[derive(Default)]
-struct TableBuilder {
-    table: Table,
+pub(crate) struct TableBuilder {
+    pub(crate) table: Table,
     col: usize,
 }
 
@@ -102,16 +105,16 @@ impl TableBuilder {
         }
         self.col += 1;
     }
-    fn u(&mut self, name: &str, v: u64) {
+    pub(crate) fn u(&mut self, name: &str, v: u64) {
         self.push(name, Cell::U(v));
     }
-    fn f(&mut self, name: &str, v: f64) {
+    pub(crate) fn f(&mut self, name: &str, v: f64) {
         self.push(name, Cell::F(v));
     }
-    fn s(&mut self, name: &str, v: impl Into<String>) {
+    pub(crate) fn s(&mut self, name: &str, v: impl Into<String>) {
         self.push(name, Cell::S(v.into()));
     }
-    fn end_row(&mut self) {
+    pub(crate) fn end_row(&mut self) {
         self.col = 0;
     }
 }
@@ -139,6 +142,10 @@ pub struct Tables {
     pub queues: Table,
     pub drops: Table,
     pub run: Table,
+    /// One row per conditioner instance and colour (see [`conditioner_table`]).
+    pub conditioners: Table,
+    /// Sampled RED / MRED averages (queues with `series` set).
+    pub queue_series: Table,
 }
 
 impl Tables {
@@ -147,14 +154,18 @@ impl Tables {
         self.queues.append(&other.queues);
         self.drops.append(&other.drops);
         self.run.append(&other.run);
+        self.conditioners.append(&other.conditioners);
+        self.queue_series.append(&other.queue_series);
     }
 
-    pub fn named(&self) -> [(&'static str, &Table); 4] {
+    pub fn named(&self) -> [(&'static str, &Table); 6] {
         [
             ("flows", &self.flows),
             ("queues", &self.queues),
             ("drops", &self.drops),
             ("run", &self.run),
+            ("conditioners", &self.conditioners),
+            ("queue_series", &self.queue_series),
         ]
     }
 }
@@ -212,6 +223,13 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         for c in DropCause::ALL {
             f.u(&format!("drop_{}_pkts", c.name()), s.drops.pkts[c as usize]);
         }
+        for c in Color::ALL {
+            let (k, n) = (c as usize, c.name());
+            f.u(&format!("{n}_sent_pkts"), s.color_sent_pkts[k]);
+            f.u(&format!("{n}_delivered_pkts"), s.color_delivered_pkts[k]);
+            f.u(&format!("{n}_delivered_bytes"), s.color_delivered_bytes[k]);
+            f.u(&format!("{n}_dropped_pkts"), s.color_dropped_pkts[k]);
+        }
         f.f("offered_bps", per_second(s.sent_bytes, &w));
         f.f("throughput_bps", per_second(s.delivered_bytes, &w));
         distribution_columns(&mut f, "delay", &s.delay);
@@ -239,6 +257,7 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
             for cause in DropCause::ALL {
                 q.u(&format!("drop_{}_pkts", cause.name()), c.drops.pkts[cause as usize]);
             }
+            q.u("marks_pkts", c.marks_pkts);
             q.f("mean_len_pkts", mean_p);
             q.f("mean_len_bytes", mean_b);
             q.f("throughput_bps", per_second(c.departures_bytes, &w));
@@ -256,6 +275,7 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
             DropSite::Port(p) => {
                 d.s("site", sim.net.ports[*p as usize].name.clone());
             }
+            DropSite::Conditioner(i) => d.s("site", af::instance_name(sim, *i)),
         }
         d.s("cause", cause.name());
         d.u("pkts", *pkts);
@@ -284,6 +304,8 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         queues: q.table,
         drops: d.table,
         run: r.table,
+        conditioners: af::conditioner_table(sim, info),
+        queue_series: af::queue_series_table(sim, info),
     }
 }
 

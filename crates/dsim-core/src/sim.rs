@@ -4,15 +4,18 @@
 //! classifier -> queue discipline admit/drop -> scheduler -> transmission -> propagation ->
 //! next node ... -> receiver. Every drop is recorded with where and why.
 
+mod conditioning;
+
 use std::collections::HashMap;
 
 use rand::RngExt;
 
 use crate::app::App;
+use crate::conditioner::{ChainRef, Conditioners, InstId};
 use crate::engine::rng::Rng;
 use crate::engine::{Event, EventQueue};
 use crate::net::Network;
-use crate::packet::{FlowId, NodeId, PacketArena, PktId, PortId};
+use crate::packet::{Ecn, FlowId, NodeId, PacketArena, PktId, PortId};
 use crate::sched::{QueueCtx, Verdict};
 use crate::stats::{DropCause, FlowStats, Window};
 use crate::time::SimTime;
@@ -37,6 +40,8 @@ pub struct Flow {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DropSite {
     Port(PortId),
+    /// A conditioner instance (policer, shaper).
+    Conditioner(InstId),
 }
 
 /// Packets and bytes dropped of one flow at one site for one cause, in the window.
@@ -50,6 +55,8 @@ pub struct Simulation {
     pub flows: Vec<Flow>,
     pub pkts: PacketArena,
     pub drops: DropLedger,
+    /// Traffic conditioners and the chains they sit in (empty: none).
+    pub conditioners: Conditioners,
     pub events_processed: u64,
     events: EventQueue,
     /// Queued packets a discipline dropped while acting; reused, never reallocated.
@@ -67,6 +74,7 @@ impl Simulation {
             flows,
             pkts: PacketArena::with_capacity(1024),
             drops: HashMap::new(),
+            conditioners: Conditioners::default(),
             events_processed: 0,
             events: EventQueue::with_capacity(1024),
             scratch: Vec::with_capacity(16),
@@ -128,6 +136,7 @@ impl Simulation {
             Event::App(f) => self.on_app(f),
             Event::TxDone(p) => self.on_tx_done(p),
             Event::Arrival(p) => self.on_arrival(p),
+            Event::Conditioner(i) => self.on_conditioner(i),
         }
     }
 
@@ -166,7 +175,12 @@ impl Simulation {
             .routes
             .next_port(node, dst)
             .expect("route checked when the scenario was built");
-        self.enqueue(port, id);
+        let chain = ChainRef::Egress(port);
+        if self.conditioners.has(chain) {
+            self.condition(chain, 0, false, id);
+        } else {
+            self.send_to_port(port, id);
+        }
     }
 
     fn deliver(&mut self, id: PktId) {
@@ -184,7 +198,7 @@ impl Simulation {
         port.qdisc.classify(&mut self.pkts, id);
         let pkt = &mut self.pkts[id];
         pkt.enqueued_at = now;
-        let (queue, prec, size) = (pkt.queue, pkt.precedence, pkt.size);
+        let (queue, prec, size, ecn) = (pkt.queue, pkt.precedence, pkt.size, pkt.ecn);
         port.class_stats(queue, prec).on_arrival(&w, now, size);
         let mut ctx = QueueCtx {
             now,
@@ -193,7 +207,13 @@ impl Simulation {
             dropped: &mut self.scratch,
         };
         match port.qdisc.enqueue(id, &mut ctx) {
-            Verdict::Admit => port.class_stats(queue, prec).on_admitted(&w, now, size),
+            Verdict::Admit => {
+                let c = port.class_stats(queue, prec);
+                c.on_admitted(&w, now, size);
+                if ecn != Ecn::Ce && self.pkts[id].ecn == Ecn::Ce {
+                    c.on_marked(&w, now);
+                }
+            }
             Verdict::Drop(cause) => {
                 port.class_stats(queue, prec).on_refused(&w, now, cause, size);
                 self.drop(id, DropSite::Port(p), cause);
@@ -273,14 +293,21 @@ impl Simulation {
             self.events.push(next, Event::Arrival(p));
         }
         let peer = port.peer;
-        self.receive(peer, id);
+        let chain = ChainRef::Ingress(p);
+        if self.conditioners.has(chain) {
+            self.condition(chain, 0, false, id);
+        } else {
+            self.receive(peer, id);
+        }
     }
 
     fn drop(&mut self, id: PktId, site: DropSite, cause: DropCause) {
         let (now, w) = (self.now, self.window);
         let pkt = &self.pkts[id];
-        let (flow, size) = (pkt.flow, pkt.size);
-        self.flows[flow as usize].stats.on_dropped(&w, now, cause, size);
+        let (flow, size, color) = (pkt.flow, pkt.size, pkt.color);
+        let stats = &mut self.flows[flow as usize].stats;
+        stats.on_dropped(&w, now, cause, size);
+        stats.on_dropped_color(&w, now, color);
         if w.contains(now) {
             let e = self.drops.entry((flow, site, cause)).or_default();
             e.0 += 1;

@@ -1,81 +1,291 @@
 //! Active queue management: the admission decision of one FIFO queue.
 //!
 //! An [`AqmQueue`] is a [`DropTailQueue`] (the physical limit) plus an [`Aqm`] policy that
-//! may refuse a packet earlier. Algorithms return a verdict; the port counts it.
+//! may refuse a packet earlier: none (drop-tail), [`red`] (Floyd and Jacobson) or [`mred`]
+//! (multi-precedence RED, coupled = RIO or decoupled). It is a self-contained single-queue
+//! discipline: a FIFO port holds one, a scheduler holds one per class.
+//!
+//! The queue owns its DSCP -> drop precedence map (`precedence_of`), which the port's
+//! classifier applies, so `pkt.precedence` is set before `enqueue`. Algorithms return a
+//! congestion verdict (none / early / forced); the queue decides: an early verdict drops
+//! (`early`), or marks CE when ECN is on and the packet is ECN-capable; a forced verdict
+//! drops (`forced`); a packet the AQM admits but the physical limit refuses is an
+//! `overflow` drop. The port counts all three per (queue, precedence).
 
 pub mod droptail;
+pub mod mred;
+pub mod red;
+pub mod series;
 
 pub use droptail::DropTailQueue;
+pub use mred::{Mred, MredMode};
+pub use red::{Congestion, RedParams, RedVars};
+pub use series::{QueueSeries, SeriesRow};
 
-use crate::packet::{Dscp, PktId};
+use rand::RngExt;
+
+use crate::packet::{Dscp, Ecn, PktId};
 use crate::sched::{QueueCtx, Verdict};
 use crate::stats::DropCause;
-use crate::time::Limit;
+use crate::time::{Limit, SimTime};
+
+/// Single-precedence RED: one curve on the whole queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Red {
+    pub params: RedParams,
+    pub vars: RedVars,
+}
 
 /// The early-drop policy of a queue.
 #[derive(Debug, Clone)]
 pub enum Aqm {
     /// No early drop: only the physical limit refuses packets.
     DropTail,
+    Red(Red),
+    Mred(Mred),
 }
 
 impl Aqm {
-    /// Number of drop precedences the policy tells apart (rows per queue in the results).
     pub fn precedences(&self) -> usize {
         match self {
-            Aqm::DropTail => 1,
-        }
-    }
-
-    /// The drop precedence of a packet with codepoint `dscp` (0 = the only one, or the
-    /// lowest drop probability).
-    #[inline]
-    pub fn precedence(&self, _dscp: Dscp) -> u8 {
-        match self {
-            Aqm::DropTail => 0,
-        }
-    }
-
-    /// The policy's decision on an arriving packet, before the physical limit is checked.
-    #[inline]
-    fn early_verdict(&mut self) -> Verdict {
-        match self {
-            Aqm::DropTail => Verdict::Admit,
+            Aqm::DropTail | Aqm::Red(_) => 1,
+            Aqm::Mred(m) => m.precedences(),
         }
     }
 }
 
-/// One FIFO queue with its physical limit and its AQM policy.
+/// One FIFO queue with its physical limit, its AQM policy and its DSCP -> precedence map.
 #[derive(Debug, Clone)]
 pub struct AqmQueue {
     pub fifo: DropTailQueue,
     pub aqm: Aqm,
+    /// Drop precedence of each codepoint (0 for every codepoint unless the AQM says).
+    pub precedence_map: [u8; 64],
+    /// Mark ECN-capable packets CE on an early verdict instead of dropping them.
+    pub ecn: bool,
+    /// Optional time series of the average and instantaneous queue.
+    pub series: Option<QueueSeries>,
 }
 
 impl AqmQueue {
     pub fn drop_tail(limit: Limit) -> Self {
+        AqmQueue::new(DropTailQueue::new(limit), Aqm::DropTail)
+    }
+
+    pub fn new(fifo: DropTailQueue, aqm: Aqm) -> Self {
         AqmQueue {
-            fifo: DropTailQueue::new(limit),
-            aqm: Aqm::DropTail,
+            fifo,
+            aqm,
+            precedence_map: [0; 64],
+            ecn: false,
+            series: None,
         }
+    }
+
+    /// Number of drop precedences (rows of the per-queue statistics).
+    pub fn precedences(&self) -> usize {
+        self.aqm.precedences()
+    }
+
+    #[inline]
+    pub fn precedence_of(&self, dscp: Dscp) -> u8 {
+        self.precedence_map[dscp.0 as usize & 63]
     }
 
     #[inline]
     pub fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx) -> Verdict {
-        let size = ctx.pkts[id].size;
-        if let Verdict::Drop(cause) = self.aqm.early_verdict() {
-            return Verdict::Drop(cause);
+        let pkt = &ctx.pkts[id];
+        let (size, j, ecn_capable) = (pkt.size, pkt.precedence as usize, pkt.ecn != Ecn::NotEct);
+        let now = ctx.now;
+        let rng = &mut *ctx.rng;
+        let congestion = match &mut self.aqm {
+            Aqm::DropTail => Congestion::None,
+            Aqm::Red(r) => {
+                let q = if r.params.bytes {
+                    self.fifo.len_bytes() as f64
+                } else {
+                    self.fifo.len_packets() as f64
+                };
+                r.params.update_average(&mut r.vars, q, now);
+                r.params.decide(&mut r.vars, size, || rng.random::<f64>())
+            }
+            Aqm::Mred(m) => m.on_arrival(j, size, now, || rng.random::<f64>()),
+        };
+        if let Some(s) = &mut self.series {
+            record(s, &self.aqm, &self.fifo, now);
         }
+        let mark = match congestion {
+            Congestion::None => false,
+            Congestion::Early if self.ecn && ecn_capable => true,
+            Congestion::Early => return Verdict::Drop(DropCause::Early),
+            Congestion::Forced => return Verdict::Drop(DropCause::Forced),
+        };
         if !self.fifo.fits(size) {
             return Verdict::Drop(DropCause::Overflow);
         }
+        if mark {
+            ctx.pkts[id].ecn = Ecn::Ce;
+        }
         self.fifo.push(id, size);
+        match &mut self.aqm {
+            Aqm::DropTail => {}
+            Aqm::Red(r) => r.vars.idle_since = None,
+            Aqm::Mred(m) => m.on_enqueue(j, size),
+        }
         Verdict::Admit
     }
 
     #[inline]
     pub fn dequeue(&mut self, ctx: &mut QueueCtx) -> Option<PktId> {
         let pkts = &*ctx.pkts;
-        self.fifo.pop(|id| pkts[id].size)
+        let id = self.fifo.pop(|id| pkts[id].size)?;
+        match &mut self.aqm {
+            Aqm::DropTail => {}
+            Aqm::Red(r) => {
+                if self.fifo.is_empty() {
+                    r.vars.idle_since = Some(ctx.now);
+                }
+            }
+            Aqm::Mred(m) => {
+                let p = &pkts[id];
+                m.on_dequeue(p.precedence as usize, p.size, ctx.now);
+            }
+        }
+        Some(id)
+    }
+}
+
+/// One row per precedence: the average just updated and the occupancy behind it.
+fn record(s: &mut QueueSeries, aqm: &Aqm, fifo: &DropTailQueue, now: SimTime) {
+    if !s.due(now) {
+        return;
+    }
+    match aqm {
+        Aqm::DropTail => {}
+        Aqm::Red(r) => {
+            let len = if r.params.bytes {
+                fifo.len_bytes() as f64
+            } else {
+                fifo.len_packets() as f64
+            };
+            s.push(SeriesRow {
+                t: now,
+                precedence: 0,
+                avg: r.vars.avg,
+                len,
+            });
+        }
+        Aqm::Mred(m) => {
+            for k in 0..m.precedences() {
+                s.push(SeriesRow {
+                    t: now,
+                    precedence: k as u8,
+                    avg: m.vars[k].avg,
+                    len: m.vq_len(k),
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::stream;
+    use crate::packet::{Packet, PacketArena};
+
+    /// RED 1/3 packets, max_p 1, with the average at 2 and count high enough that
+    /// count * pb >= 1: the next arrival certainly gets an early verdict.
+    fn red_queue(ecn: bool, avg: f64) -> AqmQueue {
+        let params = red::test_curve(1.0, 3.0, 1.0, 0.002);
+        let vars = RedVars {
+            avg,
+            count: 100,
+            idle_since: None,
+        };
+        let mut q = AqmQueue::new(DropTailQueue::new(Limit::Packets(10)), Aqm::Red(Red { params, vars }));
+        q.ecn = ecn;
+        q
+    }
+
+    fn offer(q: &mut AqmQueue, ecn: Ecn) -> (Verdict, Ecn) {
+        let mut pkts = PacketArena::default();
+        let id = pkts.alloc(Packet {
+            size: 500,
+            ecn,
+            ..Default::default()
+        });
+        let mut rng = stream(1, "q");
+        let mut dropped = Vec::new();
+        let mut ctx = QueueCtx {
+            now: SimTime(0),
+            pkts: &mut pkts,
+            rng: &mut rng,
+            dropped: &mut dropped,
+        };
+        let v = q.enqueue(id, &mut ctx);
+        (v, pkts[id].ecn)
+    }
+
+    #[test]
+    fn ecn_marks_capable_packets_instead_of_dropping_early() {
+        assert_eq!(offer(&mut red_queue(true, 2.0), Ecn::Ect), (Verdict::Admit, Ecn::Ce));
+        assert_eq!(offer(&mut red_queue(true, 2.0), Ecn::Ce), (Verdict::Admit, Ecn::Ce));
+        assert_eq!(
+            offer(&mut red_queue(true, 2.0), Ecn::NotEct),
+            (Verdict::Drop(DropCause::Early), Ecn::NotEct)
+        );
+        assert_eq!(
+            offer(&mut red_queue(false, 2.0), Ecn::Ect),
+            (Verdict::Drop(DropCause::Early), Ecn::Ect)
+        );
+        // Forced verdicts drop even ECN-capable packets (as ns-2 does).
+        assert_eq!(
+            offer(&mut red_queue(true, 10.0), Ecn::Ect),
+            (Verdict::Drop(DropCause::Forced), Ecn::Ect)
+        );
+    }
+
+    #[test]
+    fn mred_queue_classifies_and_tracks_occupancy() {
+        // Precedence map: AF11 -> 0, every other codepoint -> 1 (the last).
+        let curve = red::test_curve(50.0, 90.0, 0.1, 0.002);
+        let mut q = AqmQueue::new(
+            DropTailQueue::new(Limit::Packets(100)),
+            Aqm::Mred(Mred::new(MredMode::Coupled, vec![curve.clone(), curve])),
+        );
+        q.precedence_map = [1; 64];
+        q.precedence_map[Dscp::af(1, 1).0 as usize] = 0;
+        assert_eq!(q.precedence_of(Dscp::af(1, 1)), 0);
+        assert_eq!(q.precedence_of(Dscp::BE), 1);
+        let mut pkts = PacketArena::default();
+        let mut rng = stream(1, "q");
+        let mut dropped = Vec::new();
+        let ids: Vec<PktId> = [0u8, 1, 1]
+            .iter()
+            .map(|&p| {
+                pkts.alloc(Packet {
+                    size: 100,
+                    precedence: p,
+                    ..Default::default()
+                })
+            })
+            .collect();
+        let mut ctx = QueueCtx {
+            now: SimTime(0),
+            pkts: &mut pkts,
+            rng: &mut rng,
+            dropped: &mut dropped,
+        };
+        for &id in &ids {
+            assert_eq!(q.enqueue(id, &mut ctx), Verdict::Admit);
+        }
+        let Aqm::Mred(m) = &q.aqm else { unreachable!() };
+        assert_eq!((m.vq_len(0), m.vq_len(1)), (1.0, 3.0));
+        assert_eq!(q.dequeue(&mut ctx), Some(ids[0]));
+        let Aqm::Mred(m) = &q.aqm else { unreachable!() };
+        assert_eq!((m.vq_len(0), m.vq_len(1)), (0.0, 2.0));
+        assert_eq!(m.vars[0].idle_since, Some(SimTime(0)));
+        assert_eq!(m.vars[1].idle_since, None);
     }
 }

@@ -18,4 +18,6 @@ pub enum Event {
     Arrival(PortId),
     /// A flow's application acts (a CBR source emits its next packet).
     App(FlowId),
+    /// A conditioner instance (a shaper) may release the packet at the head of its buffer.
+    Conditioner(u32),
 }

@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::build_af;
 use super::error::{KeyPath, ScenarioError};
 use super::schema::{
     AppSpec, CbrSpec, DirectionSpec, DroptailSpec, FlowSpec, LinkSpec, PoissonSpec, QueueSpec, Scenario,
@@ -42,7 +43,11 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Simulation> {
         end: SimTime::ZERO + sc.duration,
     };
     let flows = build_flows(sc, &names, &net, seed, &root)?;
-    Ok(Simulation::new(net, flows, window))
+    build_af::check_dscp_names(sc, &root)?;
+    let conditioners = build_af::build_conditioners(sc, &names, &net, &flows, seed, &root)?;
+    let mut sim = Simulation::new(net, flows, window);
+    sim.conditioners = conditioners;
+    Ok(sim)
 }
 
 fn check_run(sc: &Scenario, root: &KeyPath) -> Result<()> {
@@ -92,7 +97,11 @@ fn node_names(sc: &Scenario, path: &KeyPath) -> Result<HashMap<String, (NodeId, 
     Ok(names)
 }
 
-fn lookup(names: &HashMap<String, (NodeId, NodeKind)>, name: &str, path: KeyPath) -> Result<(NodeId, NodeKind)> {
+pub(super) fn lookup(
+    names: &HashMap<String, (NodeId, NodeKind)>,
+    name: &str,
+    path: KeyPath,
+) -> Result<(NodeId, NodeKind)> {
     names.get(name).copied().ok_or_else(|| {
         let mut known: Vec<&str> = names.keys().map(String::as_str).collect();
         known.sort();
@@ -165,7 +174,7 @@ fn build_port(
         Some(q) => (q, dir_path.key("queue")),
         None => (&link.queue, link_path.key("queue")),
     };
-    let qdisc = build_qdisc(queue, &queue_path)?;
+    let qdisc = build_qdisc(queue, rate, &queue_path)?;
     let (loss, loss_path) = match dir.loss {
         Some(l) => (l, dir_path.key("loss")),
         None => (link.loss, link_path.key("loss")),
@@ -200,7 +209,7 @@ pub(super) fn check_rate(rate: Rate, path: KeyPath) -> Result<()> {
     Ok(())
 }
 
-fn check_limit(limit: Limit, path: KeyPath) -> Result<()> {
+pub(super) fn check_limit(limit: Limit, path: KeyPath) -> Result<()> {
     if limit.is_zero() {
         return err(
             path,
@@ -211,18 +220,20 @@ fn check_limit(limit: Limit, path: KeyPath) -> Result<()> {
     Ok(())
 }
 
-pub fn build_qdisc(spec: &QueueSpec, path: &KeyPath) -> Result<Qdisc> {
+/// The discipline of a port of `rate` (RED derives its typical transmission time from it).
+pub fn build_qdisc(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Qdisc> {
     if spec.is_scheduler() {
-        return super::sched::build_scheduler(spec, path);
+        return super::sched::build_scheduler(spec, rate, path);
     }
     Ok(Qdisc::Fifo(Fifo {
-        queue: build_aqm_queue(spec, path)?,
+        queue: build_aqm_queue(spec, rate, path)?,
     }))
 }
 
-/// The one place a single-queue spec becomes a queue: a port's FIFO and every class of a
-/// scheduler are built here, so a new AQM needs only a new arm.
-pub fn build_aqm_queue(spec: &QueueSpec, path: &KeyPath) -> Result<AqmQueue> {
+/// The one place a single-queue spec (drop-tail, RED, MRED) becomes an [`AqmQueue`]: a
+/// port's FIFO and every class of a scheduler are built here, so a new AQM needs only a
+/// new arm.
+pub fn build_aqm_queue(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<AqmQueue> {
     match spec {
         QueueSpec::Droptail(DroptailSpec { limit }) => {
             check_limit(*limit, path.key("limit"))?;
@@ -233,6 +244,8 @@ pub fn build_aqm_queue(spec: &QueueSpec, path: &KeyPath) -> Result<AqmQueue> {
             quoted(spec.type_name()),
             "a scheduler class holds a single queue (droptail or an AQM), not another scheduler",
         ),
+        QueueSpec::Red(r) => build_af::red_queue(r, rate, path),
+        QueueSpec::Mred(m) => build_af::mred_queue(m, rate, path),
     }
 }
 

@@ -1,9 +1,11 @@
 //! Scenario files: the schema, its validation, and the builder of runnable simulations.
 
 pub mod build;
+pub mod build_af;
 pub mod error;
 mod sched;
 pub mod schema;
+pub mod schema_af;
 pub mod tagged;
 
 pub use build::build;
@@ -44,6 +46,15 @@ fn deserialize(text: &str) -> Result<Scenario, ScenarioError> {
 /// Deserializes any schema type from TOML text, with located errors.
 pub fn deserialize_value<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ScenarioError> {
     let de = toml::Deserializer::parse(text).map_err(|e| syntax_error(&e, text))?;
+    // User-defined codepoint names must be known before any DSCP is read.
+    let names = build_af::dscp_names_in(text).map_err(|e| with_location(e, text))?;
+    crate::packet::with_dscp_names(&names, || deserialize_checked(de, text))
+}
+
+fn deserialize_checked<T: serde::de::DeserializeOwned>(
+    de: toml::Deserializer<'_>,
+    text: &str,
+) -> Result<T, ScenarioError> {
     serde_path_to_error::deserialize(de).map_err(|e| {
         let mut path = KeyPath::parse(&e.path().to_string());
         let inner = e.into_inner();

@@ -17,11 +17,11 @@ use crate::time::{Bytes, Rate};
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
-pub fn build_scheduler(spec: &QueueSpec, path: &KeyPath) -> Result<Qdisc> {
+pub fn build_scheduler(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Qdisc> {
     let cp = path.key("classes");
     match spec {
         QueueSpec::Priority(ClassesSpec { classes }) => {
-            let queues = class_queues(classes, &cp)?;
+            let queues = class_queues(classes, rate, &cp)?;
             let mut limiters = Vec::with_capacity(classes.len());
             for (i, c) in classes.iter().enumerate() {
                 let p = cp.index(i);
@@ -31,7 +31,7 @@ pub fn build_scheduler(spec: &QueueSpec, path: &KeyPath) -> Result<Qdisc> {
             Ok(Qdisc::Priority(Priority::new(queues, limiters)))
         }
         QueueSpec::Wrr(ClassesSpec { classes }) => {
-            let queues = class_queues(classes, &cp)?;
+            let queues = class_queues(classes, rate, &cp)?;
             let mut weights = Vec::with_capacity(classes.len());
             for (i, c) in classes.iter().enumerate() {
                 only(c, &cp.index(i), "wrr", &["weight"])?;
@@ -40,7 +40,7 @@ pub fn build_scheduler(spec: &QueueSpec, path: &KeyPath) -> Result<Qdisc> {
             Ok(Qdisc::Wrr(Wrr::new(queues, weights)))
         }
         QueueSpec::Drr(ClassesSpec { classes }) => {
-            let queues = class_queues(classes, &cp)?;
+            let queues = class_queues(classes, rate, &cp)?;
             let mut quanta = Vec::with_capacity(classes.len());
             for (i, c) in classes.iter().enumerate() {
                 only(c, &cp.index(i), "drr", &["quantum"])?;
@@ -49,7 +49,7 @@ pub fn build_scheduler(spec: &QueueSpec, path: &KeyPath) -> Result<Qdisc> {
             Ok(Qdisc::Drr(Drr::new(queues, quanta)))
         }
         QueueSpec::Cbq(CbqSpec { scheduler, classes }) => {
-            let queues = class_queues(classes, &cp)?;
+            let queues = class_queues(classes, rate, &cp)?;
             let share = match scheduler {
                 RoundRobinKind::Wrr => "weight",
                 RoundRobinKind::Drr => "quantum",
@@ -106,13 +106,15 @@ pub fn build_scheduler(spec: &QueueSpec, path: &KeyPath) -> Result<Qdisc> {
             };
             Ok(Qdisc::Cbq(Cbq::new(queues, class, allowance, rr)))
         }
-        QueueSpec::Droptail(_) => unreachable!("build_qdisc sends single queues elsewhere"),
+        QueueSpec::Droptail(_) | QueueSpec::Red(_) | QueueSpec::Mred(_) => {
+            unreachable!("build_qdisc sends single queues elsewhere")
+        }
     }
 }
 
 /// The classifier (DSCP -> class) and the classes' queues, checking that the classes
 /// partition the codepoints.
-fn class_queues(classes: &[ClassSpec], cp: &KeyPath) -> Result<ClassQueues> {
+fn class_queues(classes: &[ClassSpec], rate: Rate, cp: &KeyPath) -> Result<ClassQueues> {
     if classes.is_empty() {
         return Err(ScenarioError::new(
             cp.clone(),
@@ -161,7 +163,7 @@ fn class_queues(classes: &[ClassSpec], cp: &KeyPath) -> Result<ClassQueues> {
             }
             default = Some(i);
         }
-        queues.push(build_aqm_queue(&c.queue, &p.key("queue"))?);
+        queues.push(build_aqm_queue(&c.queue, rate, &p.key("queue"))?);
     }
     let mut map = [0u8; DSCP_COUNT];
     let mut unlisted = Vec::new();

@@ -3,7 +3,11 @@
 //! unit (see [`crate::time`]). Semantic rules (names that must exist, orders, ranges) are
 //! checked in [`super::validate`].
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+
+pub use super::schema_af::{ConditionerSpec, MredSpec, RedSpec};
 
 use crate::packet::Dscp;
 use crate::time::{Bytes, Duration, Fraction, Limit, Rate};
@@ -47,6 +51,13 @@ pub struct Scenario {
     /// scenario it runs). A run of the core alone runs the base scenario.
     #[serde(default, skip_serializing)]
     pub sweep: Option<toml::Table>,
+    /// Traffic conditioners (profilers, markers, policers, shapers): docs/af.md.
+    #[serde(default, rename = "conditioner", skip_serializing_if = "Vec::is_empty")]
+    pub conditioners: Vec<ConditionerSpec>,
+    /// User-defined codepoint names: `[dscp] IN = 10` lets "IN" stand for 10 anywhere a
+    /// DSCP is written.
+    #[serde(default, rename = "dscp", skip_serializing_if = "BTreeMap::is_empty")]
+    pub dscp_names: BTreeMap<String, i64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -106,6 +117,10 @@ pub enum QueueSpec {
     Wrr(ClassesSpec),
     Drr(ClassesSpec),
     Cbq(CbqSpec),
+    /// FIFO with RED (Floyd and Jacobson 1993).
+    Red(RedSpec),
+    /// FIFO with multi-precedence RED: RIO (coupled) or decoupled.
+    Mred(MredSpec),
 }
 crate::tagged_enum!(QueueSpec {
     Droptail(DroptailSpec) = "droptail",
@@ -113,12 +128,14 @@ crate::tagged_enum!(QueueSpec {
     Wrr(ClassesSpec) = "wrr",
     Drr(ClassesSpec) = "drr",
     Cbq(CbqSpec) = "cbq",
+    Red(RedSpec) = "red",
+    Mred(MredSpec) = "mred",
 });
 
 impl QueueSpec {
     /// Does this spec hold several classified queues (rather than one queue)?
     pub fn is_scheduler(&self) -> bool {
-        !matches!(self, QueueSpec::Droptail(_))
+        !matches!(self, QueueSpec::Droptail(_) | QueueSpec::Red(_) | QueueSpec::Mred(_))
     }
 
     /// The `type` of this spec as written in a scenario.
@@ -129,6 +146,8 @@ impl QueueSpec {
             QueueSpec::Wrr(_) => "wrr",
             QueueSpec::Drr(_) => "drr",
             QueueSpec::Cbq(_) => "cbq",
+            QueueSpec::Red(_) => "red",
+            QueueSpec::Mred(_) => "mred",
         }
     }
 }

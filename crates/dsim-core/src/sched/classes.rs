@@ -30,6 +30,11 @@ pub struct ClassQueues {
 impl ClassQueues {
     /// `map[d]` is the class of codepoint `d`; it must index `queues`. The scenario builder
     /// checks the class list (every DSCP in exactly one class) before calling this.
+    /// The classes' queues with their index, in class order.
+    pub fn aqm_queues(&self) -> Vec<(u8, &AqmQueue)> {
+        self.queues.iter().enumerate().map(|(i, q)| (i as u8, q)).collect()
+    }
+
     pub fn new(map: [u8; DSCP_COUNT], queues: Vec<AqmQueue>) -> Self {
         assert!(
             !queues.is_empty() && queues.len() <= u8::MAX as usize + 1,
@@ -65,7 +70,7 @@ impl ClassQueues {
     pub fn classify(&self, p: &mut Packet) {
         let class = self.map[p.dscp.0 as usize & (DSCP_COUNT - 1)];
         p.queue = class;
-        p.precedence = self.queues[class as usize].aqm.precedence(p.dscp);
+        p.precedence = self.queues[class as usize].precedence_of(p.dscp);
     }
 
     /// The class a packet was classified into (by [`Self::classify`]).

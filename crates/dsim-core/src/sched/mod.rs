@@ -30,6 +30,7 @@ pub use fifo::Fifo;
 pub use priority::Priority;
 pub use wrr::Wrr;
 
+use crate::aqm::AqmQueue;
 use crate::engine::rng::Rng;
 use crate::packet::{PacketArena, PktId};
 use crate::stats::DropCause;
@@ -79,7 +80,7 @@ impl Qdisc {
     /// Number of drop precedences per queue.
     pub fn precedences(&self) -> usize {
         match self {
-            Qdisc::Fifo(_) => 1,
+            Qdisc::Fifo(f) => f.queue.precedences(),
             Qdisc::Priority(s) => s.classes.precedences(),
             Qdisc::Wrr(s) => s.classes.precedences(),
             Qdisc::Drr(s) => s.classes.precedences(),
@@ -87,16 +88,28 @@ impl Qdisc {
         }
     }
 
-    /// Sets `pkt.queue` and `pkt.precedence` for the packet about to be enqueued.
+    /// Sets `pkt.queue` and `pkt.precedence` for the packet about to be enqueued; the
+    /// precedence comes from the queue's AQM (its DSCP -> precedence map).
     #[inline]
     pub fn classify(&self, pkts: &mut PacketArena, id: PktId) {
         let p = &mut pkts[id];
         match self {
-            Qdisc::Fifo(_) => (p.queue, p.precedence) = (0, 0),
+            Qdisc::Fifo(f) => (p.queue, p.precedence) = (0, f.queue.precedence_of(p.dscp)),
             Qdisc::Priority(s) => s.classes.classify(p),
             Qdisc::Wrr(s) => s.classes.classify(p),
             Qdisc::Drr(s) => s.classes.classify(p),
             Qdisc::Cbq(s) => s.classes.classify(p),
+        }
+    }
+
+    /// The discipline's AQM queues with their queue index (for results: time series).
+    pub fn aqm_queues(&self) -> Vec<(u8, &AqmQueue)> {
+        match self {
+            Qdisc::Fifo(f) => vec![(0, &f.queue)],
+            Qdisc::Priority(s) => s.classes.aqm_queues(),
+            Qdisc::Wrr(s) => s.classes.aqm_queues(),
+            Qdisc::Drr(s) => s.classes.aqm_queues(),
+            Qdisc::Cbq(s) => s.classes.aqm_queues(),
         }
     }
 

@@ -2,7 +2,7 @@
 //! where, the one-way delay and the jitter of RFC 2598 appendix A.3.
 
 use super::{Distribution, DropCause, DropCounts, Window};
-use crate::packet::Packet;
+use crate::packet::{Color, Packet};
 use crate::time::SimTime;
 
 #[derive(Clone, Debug, Default)]
@@ -12,6 +12,14 @@ pub struct FlowStats {
     pub delivered_pkts: u64,
     pub delivered_bytes: u64,
     pub drops: DropCounts,
+    /// Per colour (indexed by `Color as usize`): packets that left the source host with
+    /// that colour (after the host's conditioners), and packets delivered and dropped with
+    /// that colour (the colour the last meter on their path gave them). Uncoloured packets
+    /// are in none of these.
+    pub color_sent_pkts: [u64; 3],
+    pub color_delivered_pkts: [u64; 3],
+    pub color_delivered_bytes: [u64; 3],
+    pub color_dropped_pkts: [u64; 3],
     /// One-way delay, source hand-off to delivery, in ns.
     pub delay: Distribution,
     /// |(a_j - d_j) - (a_i - d_i)| over adjacent packets i, j = i + 1, in ns (RFC 2598 A.3).
@@ -39,6 +47,10 @@ impl FlowStats {
         }
         self.delivered_pkts += 1;
         self.delivered_bytes += p.size as u64;
+        if let Some(c) = p.color {
+            self.color_delivered_pkts[c as usize] += 1;
+            self.color_delivered_bytes[c as usize] += p.size as u64;
+        }
         self.delay.record(transit);
         // RFC 2598 A.3: "the absolute value of the difference between the arrival times of
         // two adjacent packets minus their departure times". A pair is counted only when
@@ -54,6 +66,22 @@ impl FlowStats {
     pub fn on_dropped(&mut self, w: &Window, now: SimTime, cause: DropCause, bytes: u32) {
         if w.contains(now) {
             self.drops.add(cause, bytes as u64);
+        }
+    }
+
+    /// The colour of a dropped packet (call with [`FlowStats::on_dropped`]).
+    #[inline]
+    pub fn on_dropped_color(&mut self, w: &Window, now: SimTime, color: Option<Color>) {
+        if let (true, Some(c)) = (w.contains(now), color) {
+            self.color_dropped_pkts[c as usize] += 1;
+        }
+    }
+
+    /// A packet of this flow left its source host with colour `color`.
+    #[inline]
+    pub fn on_left_source(&mut self, w: &Window, now: SimTime, color: Option<Color>) {
+        if let (true, Some(c)) = (w.contains(now), color) {
+            self.color_sent_pkts[c as usize] += 1;
         }
     }
 }

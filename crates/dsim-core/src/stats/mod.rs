@@ -24,10 +24,30 @@ pub enum DropCause {
     /// A scheduler class's token-bucket rate limiter discarded the packet (RFC 2598
     /// section 2.1: traffic beyond the limit of a preempting queue MUST be discarded).
     RateLimit,
+    /// RED / MRED random early drop: min_th <= avg < max_th (Floyd and Jacobson 1993).
+    Early,
+    /// RED / MRED forced drop: avg >= max_th (2 max_th in gentle mode).
+    Forced,
+    /// A conditioner's `drop` action: the packet was out of profile.
+    Policer,
+    /// A shaper's buffer was full (or the packet was larger than its bucket).
+    ShaperOverflow,
+    /// The EF edge policer of RFC 2598 section 3: EF beyond the negotiated rate, "noted
+    /// ... as possible security violations or serious misconfiguration".
+    Security,
 }
 
 impl DropCause {
-    pub const ALL: [DropCause; 3] = [DropCause::Overflow, DropCause::LinkLoss, DropCause::RateLimit];
+    pub const ALL: [DropCause; 8] = [
+        DropCause::Overflow,
+        DropCause::LinkLoss,
+        DropCause::RateLimit,
+        DropCause::Early,
+        DropCause::Forced,
+        DropCause::Policer,
+        DropCause::ShaperOverflow,
+        DropCause::Security,
+    ];
     pub const COUNT: usize = Self::ALL.len();
 
     pub fn name(self) -> &'static str {
@@ -35,6 +55,11 @@ impl DropCause {
             DropCause::Overflow => "overflow",
             DropCause::LinkLoss => "link_loss",
             DropCause::RateLimit => "rate_limit",
+            DropCause::Early => "early",
+            DropCause::Forced => "forced",
+            DropCause::Policer => "policer",
+            DropCause::ShaperOverflow => "shaper_overflow",
+            DropCause::Security => "security",
         }
     }
 }

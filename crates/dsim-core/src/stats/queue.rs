@@ -10,6 +10,8 @@ pub struct ClassStats {
     pub departures_pkts: u64,
     pub departures_bytes: u64,
     pub drops: DropCounts,
+    /// Admitted packets the queue's AQM marked CE instead of dropping (RFC 3168).
+    pub marks_pkts: u64,
     /// Packets and bytes of this class waiting now (excluding the one being transmitted).
     pub len_pkts: u64,
     pub len_bytes: u64,
@@ -66,6 +68,14 @@ impl ClassStats {
     pub fn on_refused(&mut self, w: &Window, now: SimTime, cause: DropCause, bytes: u32) {
         if w.contains(now) {
             self.drops.add(cause, bytes as u64);
+        }
+    }
+
+    /// The AQM marked an admitted packet CE.
+    #[inline]
+    pub fn on_marked(&mut self, w: &Window, now: SimTime) {
+        if w.contains(now) {
+            self.marks_pkts += 1;
         }
     }
 

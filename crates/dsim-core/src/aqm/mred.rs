@@ -1,0 +1,245 @@
+//! MRED: multi-precedence RED in one FIFO queue, coupled (RIO) or decoupled.
+//!
+//! Sources:
+//! - draft-ibanez-diffserv-assured-eval-00 (seed 002) section 2.1.1, RIO: "For OUT
+//!   packets ... the average queue size is based on the total number of packets in the
+//!   queue, regardless of their marking. For IN packets, the average queue size is based on
+//!   the number of IN packets present in the queue". Clark and Fang's RIO computes avg_in
+//!   on each IN arrival and avg_total on every arrival.
+//! - draft-nsbnpp-diffserv-udptcpaf-01 (seed 001) section 2, coupled MRED: "The
+//!   possibility of dropping DP0 packets is dependent on the buffer occupancy of DP0
+//!   packets. The possibility of dropping DP1 packets is dependent on the buffer occupancy
+//!   of DP0 and DP1 packets. The possibility of dropping DP2 packets is dependent on the
+//!   buffer occupancy of DP0, DP1 and DP2 packets"; section 5, decoupled: "the drop
+//!   decision for packets of each drop precedence marking were dependent only on the buffer
+//!   occupancy of packets with their own marking".
+//! - RFC 2963 (seed 004) appendix A.1: RIO "extended to support three drop priorities".
+//!
+//! Model: precedences 0 .. n-1 (0 = DP0, the lowest drop precedence; RIO: 0 = IN,
+//! 1 = OUT). Each precedence k has a RED curve (min_th, max_th, max_p; wq, gentle and the
+//! unit are common) and a *virtual queue* VQ_k with its own average, count and idle time,
+//! all handled by the functions of [`super::red`], as Linux GRED reuses `red.h` per
+//! virtual queue:
+//! - coupled: VQ_k holds the packets of precedences 0..=k; an arrival of precedence j
+//!   updates the averages of every VQ_k with k >= j (it is one of their packets). For n = 2
+//!   this is RIO exactly: an IN arrival updates avg_in and avg_total, an OUT arrival
+//!   avg_total only.
+//! - decoupled: VQ_k holds precedence k only; only avg_j changes on a j arrival.
+//!
+//! The arriving packet of precedence j is judged on VQ_j's average with curve j. VQ_k
+//! becomes idle when a dequeue leaves it empty ([`super::red`] for the idle rule).
+//! (Linux GRED's RIO mode instead adds the *averages* of the higher-priority VQs; dsim
+//! follows the documents: the average of the combined occupancy.) The physical queue
+//! limit is the FIFO's; its overflow is counted apart from early and forced drops, per
+//! precedence, by the port.
+
+use super::red::{Congestion, RedParams, RedVars};
+use crate::time::SimTime;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MredMode {
+    Coupled,
+    Decoupled,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mred {
+    pub mode: MredMode,
+    /// RED curve of each precedence.
+    pub curves: Vec<RedParams>,
+    /// Average, count and idle time of each virtual queue.
+    pub vars: Vec<RedVars>,
+    /// Occupancy of each precedence (packets, bytes).
+    pub len_pkts: Vec<u64>,
+    pub len_bytes: Vec<u64>,
+}
+
+impl Mred {
+    pub fn new(mode: MredMode, curves: Vec<RedParams>) -> Self {
+        let n = curves.len();
+        Mred {
+            mode,
+            curves,
+            vars: vec![RedVars::default(); n],
+            len_pkts: vec![0; n],
+            len_bytes: vec![0; n],
+        }
+    }
+
+    pub fn precedences(&self) -> usize {
+        self.curves.len()
+    }
+
+    /// The virtual queues whose occupancy includes precedence `j`.
+    #[inline]
+    fn containing(&self, j: usize) -> std::ops::Range<usize> {
+        match self.mode {
+            MredMode::Coupled => j..self.curves.len(),
+            MredMode::Decoupled => j..j + 1,
+        }
+    }
+
+    /// Occupancy of VQ_k, in the unit of its thresholds.
+    #[inline]
+    pub fn vq_len(&self, k: usize) -> f64 {
+        let range = match self.mode {
+            MredMode::Coupled => 0..k + 1,
+            MredMode::Decoupled => k..k + 1,
+        };
+        if self.curves[k].bytes {
+            self.len_bytes[range].iter().sum::<u64>() as f64
+        } else {
+            self.len_pkts[range].iter().sum::<u64>() as f64
+        }
+    }
+
+    /// A packet of precedence `j` and `size` bytes arrives at `now`: update the averages
+    /// of the VQs it belongs to and judge it on VQ_j.
+    #[inline]
+    pub fn on_arrival(&mut self, j: usize, size: u32, now: SimTime, uniform: impl FnOnce() -> f64) -> Congestion {
+        for k in self.containing(j) {
+            let q = self.vq_len(k);
+            self.curves[k].update_average(&mut self.vars[k], q, now);
+        }
+        self.curves[j].decide(&mut self.vars[j], size, uniform)
+    }
+
+    /// The packet was admitted to the queue.
+    #[inline]
+    pub fn on_enqueue(&mut self, j: usize, size: u32) {
+        self.len_pkts[j] += 1;
+        self.len_bytes[j] += size as u64;
+        for k in self.containing(j) {
+            self.vars[k].idle_since = None;
+        }
+    }
+
+    /// A packet of precedence `j` left the queue at `now`.
+    #[inline]
+    pub fn on_dequeue(&mut self, j: usize, size: u32, now: SimTime) {
+        self.len_pkts[j] -= 1;
+        self.len_bytes[j] -= size as u64;
+        for k in self.containing(j) {
+            if self.vq_len(k) == 0.0 {
+                // "when the queue becomes empty: q_time = time"
+                self.vars[k].idle_since = Some(now);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::aqm::red::test_curve as curve;
+
+    #[test]
+    fn rio_averages_in_over_in_and_out_over_all() {
+        // wq = 0.5, arrivals at t = 0 (queue idle since 0: m = 0, no decay), none leaves:
+        //                 coupled (RIO)                 decoupled
+        // 1 IN : avg0 = 0, avg1 = 0 (idle, m=0)       avg0 = 0
+        // 2 OUT: avg1 = 0.5*0 + 0.5*1 = 0.5          avg1 = 0 (VQ1 idle, m=0)
+        // 3 OUT: avg1 = 0.25 + 0.5*2 = 1.25          avg1 = 0.5*0 + 0.5*1 = 0.5
+        // 4 IN : avg0 = 0.5*1 = 0.5                  avg0 = 0.5*1 = 0.5
+        //        avg1 = 0.625 + 0.5*3 = 2.125        avg1 = 0.5 (an IN is not in VQ1)
+        let curves = || vec![curve(5.0, 10.0, 0.02, 0.5), curve(4.0, 10.0, 0.05, 0.5)];
+        for (mode, want) in [(MredMode::Coupled, [0.5, 2.125]), (MredMode::Decoupled, [0.5, 0.5])] {
+            let mut m = Mred::new(mode, curves());
+            for j in [0, 1, 1, 0] {
+                let c = m.on_arrival(j, 500, SimTime::ZERO, || 0.5);
+                assert_eq!(c, Congestion::None);
+                m.on_enqueue(j, 500);
+            }
+            assert_eq!([m.vars[0].avg, m.vars[1].avg], want, "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn coupled_and_decoupled_on_a_constructed_queue() {
+        // Seed 001 non-overlap model: DP0 40/55/0.02, DP1 25/40/0.05, DP2 10/25/0.1 (the
+        // 0.01 of Table 2 read as 0.1). Queue: 10 DP0, 5 DP1, 20 DP2 packets, long enough
+        // that each average equals its virtual queue:
+        //   coupled   VQ0 = 10, VQ1 = 15, VQ2 = 35
+        //   decoupled VQ0 = 10, VQ1 = 5,  VQ2 = 20
+        // A DP2 arrival (wq = 0.002 moves the average by 0.002 (q - avg) = 0):
+        //   coupled: avg2 = 35 >= max_th 25 -> forced drop (no draw)
+        //   decoupled: avg2 = 20: pb = 0.1 (20 - 10) / 15 = 0.0667 -> random region
+        // A DP1 arrival: coupled avg1 = 15 < 25, decoupled 5: both admit.
+        // With the overlap model (10/40 for all, max_p 0.02/0.05/0.1):
+        //   coupled DP1: avg1 = 15 -> pb = 0.05 * 5/30 = 0.00833; decoupled DP1: 5 < 10.
+        let nonoverlap = || {
+            vec![
+                curve(40.0, 55.0, 0.02, 0.002),
+                curve(25.0, 40.0, 0.05, 0.002),
+                curve(10.0, 25.0, 0.1, 0.002),
+            ]
+        };
+        let overlap = || {
+            vec![
+                curve(10.0, 40.0, 0.02, 0.002),
+                curve(10.0, 40.0, 0.05, 0.002),
+                curve(10.0, 40.0, 0.1, 0.002),
+            ]
+        };
+        let build = |mode, curves| {
+            let mut m = Mred::new(mode, curves);
+            m.len_pkts = vec![10, 5, 20];
+            m.len_bytes = vec![5000, 2500, 10000];
+            for k in 0..3 {
+                m.vars[k].avg = m.vq_len(k);
+                m.vars[k].idle_since = None;
+            }
+            m
+        };
+        let mut c = build(MredMode::Coupled, nonoverlap());
+        let mut d = build(MredMode::Decoupled, nonoverlap());
+        assert_eq!([c.vq_len(0), c.vq_len(1), c.vq_len(2)], [10.0, 15.0, 35.0]);
+        assert_eq!([d.vq_len(0), d.vq_len(1), d.vq_len(2)], [10.0, 5.0, 20.0]);
+        assert_eq!(
+            c.on_arrival(2, 500, SimTime::ZERO, || panic!("forced: no draw")),
+            Congestion::Forced
+        );
+        // Decoupled: pa = pb = 0.0667 for the first packet in the region.
+        assert_eq!(d.on_arrival(2, 500, SimTime::ZERO, || 0.066), Congestion::Early);
+        assert_eq!(
+            c.on_arrival(1, 500, SimTime::ZERO, || panic!("below min_th")),
+            Congestion::None
+        );
+        assert_eq!(
+            d.on_arrival(1, 500, SimTime::ZERO, || panic!("below min_th")),
+            Congestion::None
+        );
+
+        let mut c = build(MredMode::Coupled, overlap());
+        let mut d = build(MredMode::Decoupled, overlap());
+        // pb = 0.05 * (15 - 10) / 30 = 0.008333
+        assert_eq!(c.on_arrival(1, 500, SimTime::ZERO, || 0.0083), Congestion::Early);
+        assert_eq!(
+            d.on_arrival(1, 500, SimTime::ZERO, || panic!("below min_th")),
+            Congestion::None
+        );
+        // Every average moved by exactly wq (q - avg) = 0 in the VQs the arrivals touched.
+        assert_eq!(c.vars[1].avg, 15.0);
+    }
+
+    #[test]
+    fn a_virtual_queue_idles_when_its_own_packets_are_gone() {
+        // Coupled RIO with one IN and one OUT queued: dequeuing the IN at t = 5 makes VQ0
+        // (IN) idle while VQ1 (all) still holds the OUT; dequeuing the OUT at t = 7 makes
+        // VQ1 idle.
+        let mut m = Mred::new(
+            MredMode::Coupled,
+            vec![curve(5.0, 10.0, 0.02, 0.5), curve(4.0, 10.0, 0.05, 0.5)],
+        );
+        m.on_arrival(0, 100, SimTime(0), || 0.5);
+        m.on_enqueue(0, 100);
+        m.on_arrival(1, 100, SimTime(1), || 0.5);
+        m.on_enqueue(1, 100);
+        m.on_dequeue(0, 100, SimTime(5));
+        assert_eq!(m.vars[0].idle_since, Some(SimTime(5)));
+        assert_eq!(m.vars[1].idle_since, None);
+        m.on_dequeue(1, 100, SimTime(7));
+        assert_eq!(m.vars[1].idle_since, Some(SimTime(7)));
+        assert_eq!(m.vars[0].idle_since, Some(SimTime(5)));
+    }
+}

@@ -1,0 +1,338 @@
+//! RED: random early detection, Floyd and Jacobson 1993.
+//!
+//! Source: S. Floyd and V. Jacobson, "Random Early Detection Gateways for Congestion
+//! Avoidance", IEEE/ACM ToN 1(4), August 1993, section 4 and figure 2 (the reference [RED]
+//! of seeds 001, 002 and 004); gentle mode: S. Floyd, "Recommendation on using the
+//! gentle_ variant of RED", 2000 (as in ns-2).
+//!
+//! ```text
+//! Initialization: avg = 0, count = -1
+//! for each packet arrival:
+//!     if the queue is nonempty: avg = (1 - wq) avg + wq q
+//!     else: m = f(time - q_time); avg = (1 - wq)^m avg
+//!     if min_th <= avg < max_th:
+//!         count = count + 1
+//!         pb = max_p (avg - min_th) / (max_th - min_th)
+//!         pa = pb / (1 - count pb)
+//!         with probability pa: mark the arriving packet, count = 0
+//!     else if max_th <= avg: mark the arriving packet, count = 0
+//!     else count = -1
+//! when the queue becomes empty: q_time = time
+//! ```
+//!
+//! Parameters (units): min_th, max_th in packets, or in bytes ("byte mode"); max_p
+//! (probability, 0 < max_p <= 1); wq (0 < wq < 1); mean packet size (bytes); the typical
+//! transmission time s (ns) derives from the link rate and the mean packet size, as ns-2
+//! does (`ptc = link bandwidth / (8 mean_pktsize)`): m = idle time / s.
+//!
+//! dsim's choices, where the paper leaves room:
+//! - m is real-valued (the paper says "m = f(time - q_time)", linear; ns-2 truncates to an
+//!   integer and applies one more factor (1 - wq)).
+//! - The queue "becomes empty" when its last packet is dequeued for transmission (dsim's
+//!   queue excludes the packet being transmitted; ns-2 starts the idle period one
+//!   transmission later, when the link finds the queue empty). The idle correction applies
+//!   to the time since then; if the arriving packet is dropped and the queue stays empty,
+//!   the idle period continues from the arrival (so the decay over the whole idle period is
+//!   (1 - wq)^(total idle / s), counted once).
+//! - Byte mode (paper section 4, "measured in bytes"): thresholds and q in bytes, and pb is
+//!   scaled by packet size / mean packet size (ns-2 `bytes_`; the paper scales by the
+//!   maximum packet size).
+//! - count * pb >= 1 gives pa = 1.
+//! - Gentle mode: for max_th <= avg < 2 max_th, pb = max_p + (1 - max_p)(avg - max_th) /
+//!   max_th, with the same count spacing; forced drops start at 2 max_th.
+//! - "Mark" is the algorithm's verdict: [`Congestion::Early`] (a random early mark) or
+//!   [`Congestion::Forced`]. The queue decides: with ECN enabled an ECN-capable packet is
+//!   marked CE on an early verdict; forced verdicts always drop (as ns-2 does).
+//!
+//! Parameters, evolving variables and statistics are apart, as in Linux `red.h`:
+//! [`RedParams`] (validated at build), [`RedVars`]; the port counts drops by cause.
+
+use crate::time::{NS_PER_SEC, Rate, SimTime};
+
+/// The congestion signal RED gives an arriving packet.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Congestion {
+    /// No signal: admit (subject to the physical limit).
+    None,
+    /// Random early mark or drop (min_th <= avg < max_th, or the gentle region).
+    Early,
+    /// avg >= max_th (2 max_th in gentle mode): drop.
+    Forced,
+}
+
+/// Configured parameters of one RED curve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedParams {
+    /// Thresholds in packets, or bytes when `bytes`.
+    pub min_th: f64,
+    pub max_th: f64,
+    pub max_p: f64,
+    pub wq: f64,
+    pub gentle: bool,
+    /// Byte mode: thresholds, q and avg in bytes; pb scaled by size / mean_pkt_size.
+    pub bytes: bool,
+    /// Mean packet size in bytes.
+    pub mean_pkt_size: f64,
+    /// Typical transmission time s in ns: the time the link takes to send a packet of
+    /// the mean size.
+    pub s_ns: f64,
+}
+
+/// Evolving variables of one RED curve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedVars {
+    /// Average queue size (packets or bytes).
+    pub avg: f64,
+    /// Packets since the last mark (-1: avg was below min_th).
+    pub count: i64,
+    /// Start of the current idle period (None while the queue holds packets).
+    pub idle_since: Option<SimTime>,
+}
+
+impl Default for RedVars {
+    fn default() -> Self {
+        // The queue is empty, and idle, from time 0.
+        RedVars {
+            avg: 0.0,
+            count: -1,
+            idle_since: Some(SimTime::ZERO),
+        }
+    }
+}
+
+/// Typical transmission time s in ns: a packet of `mean_pkt_size` bytes at `rate`.
+pub fn typical_tx_time_ns(rate: Rate, mean_pkt_size: u64) -> f64 {
+    mean_pkt_size as f64 * 8.0 * NS_PER_SEC as f64 / rate.0 as f64
+}
+
+impl RedParams {
+    /// Updates `avg` on a packet arrival; `q` is the current queue size (packets or
+    /// bytes, before the arriving packet).
+    #[inline]
+    pub fn update_average(&self, v: &mut RedVars, q: f64, now: SimTime) {
+        match v.idle_since {
+            // "else m = f(time - q_time); avg = (1 - wq)^m avg"
+            Some(t0) => {
+                let m = (now - t0).0 as f64 / self.s_ns;
+                v.avg *= (1.0 - self.wq).powf(m);
+                // Still idle until a packet is admitted; decay counted up to now.
+                v.idle_since = Some(now);
+            }
+            // "if the queue is nonempty: avg = (1 - wq) avg + wq q"
+            None => v.avg = (1.0 - self.wq) * v.avg + self.wq * q,
+        }
+    }
+
+    /// pb for the current average and a packet of `size` bytes (before count spacing);
+    /// None below min_th, Some(None) in the forced region.
+    #[inline]
+    fn pb(&self, avg: f64, size: u32) -> Option<Option<f64>> {
+        if avg < self.min_th {
+            return None;
+        }
+        let pb = if avg < self.max_th {
+            // "pb = max_p (avg - min_th) / (max_th - min_th)"
+            self.max_p * (avg - self.min_th) / (self.max_th - self.min_th)
+        } else if self.gentle && avg < 2.0 * self.max_th {
+            // gentle: from max_p at max_th to 1 at 2 max_th
+            self.max_p + (1.0 - self.max_p) * (avg - self.max_th) / self.max_th
+        } else {
+            return Some(None);
+        };
+        let pb = if self.bytes {
+            (pb * size as f64 / self.mean_pkt_size).min(1.0)
+        } else {
+            pb
+        };
+        Some(Some(pb))
+    }
+
+    /// pa = pb / (1 - count pb) (1 when count pb >= 1).
+    #[inline]
+    pub fn pa(pb: f64, count: i64) -> f64 {
+        let cp = count as f64 * pb;
+        if cp >= 1.0 { 1.0 } else { pb / (1.0 - cp) }
+    }
+
+    /// The verdict on an arriving packet of `size` bytes, given the average already
+    /// updated; `uniform` draws U(0,1) and is called only in the random region.
+    #[inline]
+    pub fn decide(&self, v: &mut RedVars, size: u32, uniform: impl FnOnce() -> f64) -> Congestion {
+        match self.pb(v.avg, size) {
+            // "else count = -1"
+            None => {
+                v.count = -1;
+                Congestion::None
+            }
+            // "else if max_th <= avg: mark the arriving packet, count = 0"
+            Some(None) => {
+                v.count = 0;
+                Congestion::Forced
+            }
+            // "count = count + 1; ... pa = pb / (1 - count pb); with probability pa: mark
+            // the arriving packet, count = 0"
+            Some(Some(pb)) => {
+                v.count += 1;
+                let pa = Self::pa(pb, v.count);
+                if uniform() < pa {
+                    v.count = 0;
+                    Congestion::Early
+                } else {
+                    Congestion::None
+                }
+            }
+        }
+    }
+}
+
+/// A packet-mode curve for tests: mean packet 500 B, s = 1000 ns.
+#[cfg(test)]
+pub(crate) fn test_curve(min_th: f64, max_th: f64, max_p: f64, wq: f64) -> RedParams {
+    RedParams {
+        min_th,
+        max_th,
+        max_p,
+        wq,
+        gentle: false,
+        bytes: false,
+        mean_pkt_size: 500.0,
+        s_ns: 1000.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(min_th: f64, max_th: f64, max_p: f64, wq: f64) -> RedParams {
+        test_curve(min_th, max_th, max_p, wq)
+    }
+
+    #[test]
+    fn average_by_hand_with_an_idle_period() {
+        // wq = 0.25, s = 1000 ns. The first arrival finds the queue idle since 0 at t = 0:
+        // m = 0, avg stays 0. Then busy arrivals see q = 4, 4, 8:
+        //   avg = 0.75*0 + 0.25*4 = 1; 0.75*1 + 1 = 1.75; 0.75*1.75 + 2 = 3.3125
+        // The queue empties at t = 10 us; an arrival at t = 13 us: m = 3000 / 1000 = 3,
+        //   avg = 0.75^3 * 3.3125 = 0.421875 * 3.3125 = 1.3974609375
+        // That packet is dropped, the queue stays empty: the next arrival at t = 14 us
+        // decays by only the 1000 ns since then: 0.75 * 1.3974609375 = 1.048095703125.
+        let p = params(5.0, 15.0, 0.1, 0.25);
+        let mut v = RedVars::default();
+        p.update_average(&mut v, 0.0, SimTime(0));
+        assert_eq!(v.avg, 0.0);
+        v.idle_since = None; // the packet was admitted
+        for (q, want) in [(4.0, 1.0), (4.0, 1.75), (8.0, 3.3125)] {
+            p.update_average(&mut v, q, SimTime(5000));
+            assert_eq!(v.avg, want);
+        }
+        v.idle_since = Some(SimTime(10_000));
+        p.update_average(&mut v, 0.0, SimTime(13_000));
+        assert!((v.avg - 1.3974609375).abs() < 1e-12, "{}", v.avg);
+        p.update_average(&mut v, 0.0, SimTime(14_000));
+        assert!((v.avg - 1.048095703125).abs() < 1e-12, "{}", v.avg);
+    }
+
+    #[test]
+    fn wq_002_average_of_a_constant_queue() {
+        // A constant q = 100 from avg = 0: avg_n = 100 (1 - 0.998^n). n = 500:
+        // 0.998^500 = e^(500 ln 0.998) = 0.367511..., avg = 63.2488...
+        let p = params(5.0, 15.0, 0.1, 0.002);
+        let mut v = RedVars {
+            idle_since: None,
+            ..Default::default()
+        };
+        for _ in 0..500 {
+            p.update_average(&mut v, 100.0, SimTime(0));
+        }
+        let want = 100.0 * (1.0 - 0.998f64.powi(500));
+        assert!((v.avg - want).abs() < 1e-9);
+        assert!((v.avg - 63.2488).abs() < 1e-3, "{}", v.avg);
+    }
+
+    #[test]
+    fn count_based_drop_probability_by_hand() {
+        // min 5, max 15, max_p 0.1, avg = 10: pb = 0.1 * 5/10 = 0.05.
+        // count 0: pa = 0.05; count 1: 0.05/0.95 = 0.0526316; count 2: 0.05/0.9 = 0.0555556.
+        // A draw u just above pa admits, just below marks (and resets count to 0).
+        let p = params(5.0, 15.0, 0.1, 0.002);
+        let mut v = RedVars {
+            avg: 10.0,
+            idle_since: None,
+            ..Default::default()
+        };
+        assert_eq!(p.decide(&mut v, 500, || 0.0501), Congestion::None);
+        assert_eq!(v.count, 0);
+        assert_eq!(p.decide(&mut v, 500, || 0.0527), Congestion::None);
+        assert_eq!(v.count, 1);
+        assert_eq!(p.decide(&mut v, 500, || 0.0555), Congestion::Early);
+        assert_eq!(v.count, 0);
+        assert!((RedParams::pa(0.05, 2) - 0.05 / 0.9).abs() < 1e-15);
+        // count pb >= 1: certain mark (count 20 with pb 0.05).
+        assert_eq!(RedParams::pa(0.05, 20), 1.0);
+        // Below min_th: no draw at all, count = -1.
+        v.avg = 4.99;
+        assert_eq!(
+            p.decide(&mut v, 500, || panic!("no draw below min_th")),
+            Congestion::None
+        );
+        assert_eq!(v.count, -1);
+        // At max_th: forced, without a draw.
+        v.avg = 15.0;
+        assert_eq!(
+            p.decide(&mut v, 500, || panic!("no draw when forced")),
+            Congestion::Forced
+        );
+        assert_eq!(v.count, 0);
+    }
+
+    #[test]
+    fn gentle_region() {
+        // gentle, min 5, max 15, max_p 0.1: avg 20 -> pb = 0.1 + 0.9 * 5/15 = 0.4; first
+        // packet in the region (count 0) is marked with pa = 0.4. avg 30 = 2 max_th: forced.
+        let mut p = params(5.0, 15.0, 0.1, 0.002);
+        p.gentle = true;
+        let mut v = RedVars {
+            avg: 20.0,
+            idle_since: None,
+            ..Default::default()
+        };
+        assert_eq!(p.decide(&mut v, 500, || 0.3999), Congestion::Early);
+        v.count = -1;
+        assert_eq!(p.decide(&mut v, 500, || 0.4001), Congestion::None);
+        v.avg = 29.999; // pb = 0.1 + 0.9 * 14.999 / 15 = 0.99994
+        v.count = -1;
+        assert_eq!(p.decide(&mut v, 500, || 0.99999), Congestion::None);
+        v.avg = 30.0;
+        assert_eq!(p.decide(&mut v, 500, || 0.0), Congestion::Forced);
+        // Not gentle: 20 is forced.
+        p.gentle = false;
+        v.avg = 20.0;
+        assert_eq!(p.decide(&mut v, 500, || 0.99), Congestion::Forced);
+    }
+
+    #[test]
+    fn byte_mode_scales_pb_by_size() {
+        // Thresholds 5000/15000 B, avg 10000 B: pb = 0.05; a 1000 B packet with a 500 B
+        // mean: pb = 0.1; a 250 B packet: 0.025.
+        let mut p = params(5000.0, 15000.0, 0.1, 0.002);
+        p.bytes = true;
+        let mut v = RedVars {
+            avg: 10000.0,
+            idle_since: None,
+            ..Default::default()
+        };
+        assert_eq!(p.decide(&mut v, 1000, || 0.0999), Congestion::Early);
+        v.count = -1;
+        assert_eq!(p.decide(&mut v, 1000, || 0.1001), Congestion::None);
+        v.count = -1;
+        assert_eq!(p.decide(&mut v, 250, || 0.0249), Congestion::Early);
+    }
+
+    #[test]
+    fn typical_transmission_time() {
+        // 500 B at 10 Mbit/s = 400 us; 576 B at 50 Mbit/s = 92.16 us.
+        assert_eq!(typical_tx_time_ns(Rate(10_000_000), 500), 400_000.0);
+        assert!((typical_tx_time_ns(Rate(50_000_000), 576) - 92_160.0).abs() < 1e-9);
+    }
+}

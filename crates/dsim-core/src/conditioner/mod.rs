@@ -1,0 +1,602 @@
+//! Traffic conditioning blocks (RFC 2475 section 2.3.3): classifier, meter, marker,
+//! shaper, dropper.
+//!
+//! A *block* is: a match (which packets it conditions: flows, sources, destinations, DSCP
+//! set, direction), then optionally a shaper (packets wait in its buffer until it releases
+//! them), then optionally a meter with one action per colour (pass, mark, demote, drop).
+//! This is the order of RFC 2963 (seed 004) figure 1, RAS -> meter -> marker; a
+//! meter-then-shaper arrangement is two blocks in a row. Blocks are attached
+//!
+//! - at a host, to the packets it sends (the per-flow "profiler" of draft-ibanez);
+//! - at a router, to the packets arriving over one or all of its links (ingress), or to
+//!   the packets about to enter the queue of one or all of its egress ports (egress), per
+//!   aggregate (the aggregate policer of draft-ibanez section 2.2, the EF edge policer of
+//!   RFC 2598 section 3).
+//!
+//! Each attachment point is a *chain*: the blocks attached there, in declaration order.
+//! A packet runs through the chain; a block whose match fails is skipped. A block is an
+//! aggregate (one meter/shaper state for all matching packets) or per flow (one state per
+//! flow it matches, created when the scenario is built). Each state is an [`Instance`]
+//! with its own random stream (`conditioner:NAME` or `conditioner:NAME:FLOW`) and
+//! counters.
+//!
+//! A block that holds a packet (a shaper) reports when its head may leave; the simulation
+//! schedules `Event::Conditioner(instance)` for that instant and, when it fires, resumes
+//! each released packet right after the shaper, in the same chain. Stale wake-ups (a
+//! shaper that recomputed an earlier release time) are recognised and ignored, so shapers
+//! whose rate changes with their occupancy (rate adaptive shapers) fit the same framework.
+//!
+//! The mechanisms live in one file each: [`token_bucket`], [`tsw`], [`srtcm`], [`trtcm`]
+//! (meters), [`marker`] (actions), [`policer`] (drop actions, EF policer), [`tb_shaper`].
+
+pub mod marker;
+pub mod policer;
+pub mod srtcm;
+pub mod tb_shaper;
+pub mod token_bucket;
+pub mod trtcm;
+pub mod tsw;
+
+pub use marker::{Action, Applied};
+pub use srtcm::{ColorMode, Srtcm};
+pub use tb_shaper::{Held, Offer, TbShaper};
+pub use token_bucket::{Bucket, TokenBucket};
+pub use trtcm::Trtcm;
+pub use tsw::{Tsw, Tsw3};
+
+use crate::engine::rng::Rng;
+use crate::packet::{Color, Direction, FlowId, NodeId, Packet, PacketArena, PktId, PortId};
+use crate::stats::{DropCause, Window};
+use crate::time::SimTime;
+
+/// Index of a conditioner instance (the argument of `Event::Conditioner`).
+pub type InstId = u32;
+const NONE: u32 = u32::MAX;
+
+/// A meter: gives each packet a colour.
+#[derive(Clone, Debug)]
+pub enum Meter {
+    TokenBucket(TokenBucket),
+    Tsw(Tsw),
+    Tsw3(Tsw3),
+    Srtcm(Srtcm),
+    Trtcm(Trtcm),
+}
+
+impl Meter {
+    /// The colour of a packet of `size` bytes at `now`; `pre` is its colour on arrival
+    /// (green when no meter coloured it yet), used by colour-aware meters.
+    #[inline]
+    pub fn color(&mut self, size: u32, now: SimTime, pre: Color, rng: &mut Rng) -> Color {
+        match self {
+            Meter::TokenBucket(m) => m.color(size, now),
+            Meter::Tsw(m) => m.color(size, now, rng),
+            Meter::Tsw3(m) => m.color(size, now, rng),
+            Meter::Srtcm(m) => m.color(size, now, pre),
+            Meter::Trtcm(m) => m.color(size, now, pre),
+        }
+    }
+
+    /// The colours this meter can give.
+    pub fn colors(&self) -> &'static [Color] {
+        match self {
+            Meter::TokenBucket(_) | Meter::Tsw(_) => &[Color::Green, Color::Red],
+            _ => &Color::ALL,
+        }
+    }
+
+    /// The earliest instant >= `now` at which a packet of `size` bytes would be coloured
+    /// green, read from the token state without changing it (T2 of the green rate
+    /// adaptive shapers, RFC 2963 sections 3.3 and 3.5). None when it never would be
+    /// (larger than the committed bucket), and for the TSW meters, which hold no tokens.
+    pub fn green_time(&self, now: SimTime, size: u32) -> Option<SimTime> {
+        match self {
+            Meter::TokenBucket(m) => m.green_time(now, size),
+            Meter::Srtcm(m) => m.green_time(now, size),
+            Meter::Trtcm(m) => m.green_time(now, size),
+            Meter::Tsw(_) | Meter::Tsw3(_) => None,
+        }
+    }
+}
+
+/// A shaper: holds packets and releases them later.
+#[derive(Clone, Debug)]
+pub enum Shaper {
+    TokenBucket(TbShaper),
+}
+
+impl Shaper {
+    /// Offers an arriving packet. `meter` is the block's meter, for shapers coupled to it.
+    #[inline]
+    pub fn offer(&mut self, h: Held, now: SimTime, meter: Option<&Meter>) -> Offer {
+        let _ = meter;
+        match self {
+            Shaper::TokenBucket(s) => s.offer(h, now),
+        }
+    }
+
+    /// When the head of the buffer may leave (None when empty).
+    pub fn next_release(&self, now: SimTime, meter: Option<&Meter>) -> Option<SimTime> {
+        let _ = meter;
+        match self {
+            Shaper::TokenBucket(s) => s.next_release(now),
+        }
+    }
+
+    /// Removes the head if it may leave at `now`.
+    pub fn release(&mut self, now: SimTime, meter: Option<&Meter>) -> Option<Held> {
+        let _ = meter;
+        match self {
+            Shaper::TokenBucket(s) => s.release(now),
+        }
+    }
+
+    pub fn backlog_packets(&self) -> usize {
+        match self {
+            Shaper::TokenBucket(s) => s.backlog_packets(),
+        }
+    }
+}
+
+/// Which chain a packet is in: the blocks attached to the ingress of the node a port leads
+/// to (packets that arrived over port p), or to the egress of port p (packets about to
+/// enter its queue).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ChainRef {
+    Ingress(PortId),
+    Egress(PortId),
+}
+
+/// Where a held packet's path resumes: the block at `index` of `chain`, after its shaper.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Cont {
+    pub chain: ChainRef,
+    pub index: u16,
+}
+
+/// Which packets a block conditions. Every present criterion must hold.
+#[derive(Clone, Debug, Default)]
+pub struct Match {
+    /// Flows by id (true = matched); None = every flow.
+    pub flows: Option<Vec<bool>>,
+    pub src: Option<Vec<NodeId>>,
+    pub dst: Option<Vec<NodeId>>,
+    /// Bit d set = DSCP d matched; None = every codepoint.
+    pub dscp: Option<u64>,
+    /// None = both directions.
+    pub direction: Option<Direction>,
+}
+
+impl Match {
+    #[inline]
+    pub fn matches(&self, p: &Packet) -> bool {
+        self.direction.is_none_or(|d| d == p.direction)
+            && self.dscp.is_none_or(|m| m >> p.dscp.0 & 1 == 1)
+            && self
+                .flows
+                .as_ref()
+                .is_none_or(|f| f.get(p.flow as usize).copied().unwrap_or(false))
+            && self.src.as_ref().is_none_or(|s| s.contains(&p.src))
+            && self.dst.as_ref().is_none_or(|d| d.contains(&p.dst))
+    }
+
+    /// Could a packet of flow `f` (from `src` to `dst`, either direction) ever match?
+    pub fn may_match_flow(&self, f: FlowId, src: NodeId, dst: NodeId) -> bool {
+        let ends = |fwd: bool| {
+            let (s, d) = if fwd { (src, dst) } else { (dst, src) };
+            self.src.as_ref().is_none_or(|v| v.contains(&s)) && self.dst.as_ref().is_none_or(|v| v.contains(&d))
+        };
+        let dir_ok = |fwd: bool| {
+            self.direction
+                .is_none_or(|d| d == if fwd { Direction::Forward } else { Direction::Reverse })
+        };
+        self.flows
+            .as_ref()
+            .is_none_or(|v| v.get(f as usize).copied().unwrap_or(false))
+            && ((dir_ok(true) && ends(true)) || (dir_ok(false) && ends(false)))
+    }
+}
+
+/// One attached block: its match, actions, and which instance conditions which packet.
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub name: String,
+    pub node: NodeId,
+    pub matcher: Match,
+    /// Per-flow blocks: the instance of each flow id (NONE for flows it never matches).
+    per_flow: Option<Vec<InstId>>,
+    /// Aggregate blocks: their single instance.
+    aggregate: InstId,
+    /// Action per colour, indexed by `Color as usize`.
+    pub actions: [Action; 3],
+}
+
+/// What a block is, apart from its states.
+#[derive(Clone, Debug)]
+pub struct BlockDef {
+    pub name: String,
+    pub node: NodeId,
+    pub matcher: Match,
+    /// Action per colour, indexed by `Color as usize`.
+    pub actions: [Action; 3],
+}
+
+/// Counters of one instance, over the measurement window.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CondStats {
+    /// Packets and bytes the meter coloured, per colour.
+    pub pkts: [u64; 3],
+    pub bytes: [u64; 3],
+    /// Per colour: codepoint changed by a mark action, by a demote action.
+    pub remarked: [u64; 3],
+    pub demoted: [u64; 3],
+    /// Per colour: dropped by the colour's action.
+    pub dropped_pkts: [u64; 3],
+    pub dropped_bytes: [u64; 3],
+    /// Shaper: arrivals, releases, overflow drops, and the total time released packets
+    /// waited (ns).
+    pub shaper_arrivals: u64,
+    pub shaper_released: u64,
+    pub shaper_overflow_pkts: u64,
+    pub shaper_overflow_bytes: u64,
+    pub shaper_wait_ns: u128,
+}
+
+/// The state of a block for one aggregate or one flow.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    pub block: u32,
+    /// The flow of a per-flow instance.
+    pub flow: Option<FlowId>,
+    pub shaper: Option<Shaper>,
+    pub meter: Option<Meter>,
+    pub rng: Rng,
+    pub stats: CondStats,
+    /// The instant of the wake-up event in the event list, if any.
+    next_wake: Option<SimTime>,
+}
+
+impl Instance {
+    pub fn new(block: u32, flow: Option<FlowId>, shaper: Option<Shaper>, meter: Option<Meter>, rng: Rng) -> Self {
+        Instance {
+            block,
+            flow,
+            shaper,
+            meter,
+            rng,
+            stats: CondStats::default(),
+            next_wake: None,
+        }
+    }
+}
+
+/// What became of a packet that entered a chain.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// It went through every block: on to the next step of its path.
+    Pass,
+    /// A shaper holds it; `wake` is when the shaper's head may leave.
+    Held { inst: InstId, wake: Option<SimTime> },
+    /// A block dropped it; the caller frees and counts it.
+    Drop { inst: InstId, cause: DropCause },
+}
+
+/// Every block and instance of a network, and the chains of every port.
+#[derive(Clone, Debug, Default)]
+pub struct Conditioners {
+    pub blocks: Vec<Block>,
+    pub instances: Vec<Instance>,
+    ingress: Vec<Vec<u32>>,
+    egress: Vec<Vec<u32>>,
+}
+
+impl Conditioners {
+    /// An empty set for a network of `ports` ports.
+    pub fn new(ports: usize) -> Self {
+        Conditioners {
+            blocks: Vec::new(),
+            instances: Vec::new(),
+            ingress: vec![Vec::new(); ports],
+            egress: vec![Vec::new(); ports],
+        }
+    }
+
+    /// Adds a block made of `def` and its states: one instance (aggregate), or one per
+    /// flow of `per_flow = (number of flows, member flows)`, in the same order. `chains`
+    /// lists where it is attached; it is appended to each.
+    pub fn add_block(
+        &mut self,
+        def: BlockDef,
+        instances: Vec<Instance>,
+        per_flow: Option<(usize, Vec<FlowId>)>,
+        chains: &[ChainRef],
+    ) -> u32 {
+        let BlockDef {
+            name,
+            node,
+            matcher,
+            actions,
+        } = def;
+        let b = self.blocks.len() as u32;
+        let first = self.instances.len() as InstId;
+        let per_flow = per_flow.map(|(nflows, flows)| {
+            let mut map = vec![NONE; nflows];
+            for (k, f) in flows.into_iter().enumerate() {
+                map[f as usize] = first + k as InstId;
+            }
+            map
+        });
+        for mut inst in instances {
+            inst.block = b;
+            self.instances.push(inst);
+        }
+        self.blocks.push(Block {
+            name,
+            node,
+            matcher,
+            per_flow,
+            aggregate: first,
+            actions,
+        });
+        for c in chains {
+            self.chain_mut(*c).push(b);
+        }
+        b
+    }
+
+    fn chain_mut(&mut self, c: ChainRef) -> &mut Vec<u32> {
+        match c {
+            ChainRef::Ingress(p) => &mut self.ingress[p as usize],
+            ChainRef::Egress(p) => &mut self.egress[p as usize],
+        }
+    }
+
+    #[inline]
+    fn chain(&self, c: ChainRef) -> &[u32] {
+        let v = match c {
+            ChainRef::Ingress(p) => self.ingress.get(p as usize),
+            ChainRef::Egress(p) => self.egress.get(p as usize),
+        };
+        v.map_or(&[], |v| v.as_slice())
+    }
+
+    /// Does any block sit in this chain?
+    #[inline]
+    pub fn has(&self, c: ChainRef) -> bool {
+        !self.chain(c).is_empty()
+    }
+
+    /// Runs packet `id` through `start.chain` from block `start.index`. With
+    /// `after_shaper`, that first block starts after its shaper (the packet was just
+    /// released by it).
+    pub fn run(
+        &mut self,
+        start: Cont,
+        after_shaper: bool,
+        id: PktId,
+        pkts: &mut PacketArena,
+        now: SimTime,
+        w: &Window,
+    ) -> Outcome {
+        let (chain, from) = (start.chain, start.index as usize);
+        let count = w.contains(now);
+        let len = self.chain(chain).len();
+        for i in from..len {
+            let b = self.chain(chain)[i] as usize;
+            let block = &self.blocks[b];
+            let pkt = &mut pkts[id];
+            if !block.matcher.matches(pkt) {
+                continue;
+            }
+            let inst = match &block.per_flow {
+                Some(map) => match map.get(pkt.flow as usize) {
+                    Some(&k) if k != NONE => k,
+                    _ => continue,
+                },
+                None => block.aggregate,
+            };
+            let actions = block.actions;
+            let st = &mut self.instances[inst as usize];
+            let size = pkt.size;
+            if let Some(shaper) = st.shaper.as_mut().filter(|_| !(after_shaper && i == from)) {
+                let held = Held {
+                    id,
+                    size,
+                    since: now,
+                    cont: Cont { chain, index: i as u16 },
+                };
+                if count {
+                    st.stats.shaper_arrivals += 1;
+                }
+                match shaper.offer(held, now, st.meter.as_ref()) {
+                    Offer::PassNow => {
+                        if count {
+                            st.stats.shaper_released += 1;
+                        }
+                    }
+                    Offer::Queued => {
+                        let wake = shaper.next_release(now, st.meter.as_ref());
+                        return Outcome::Held { inst, wake };
+                    }
+                    Offer::Overflow => {
+                        if count {
+                            st.stats.shaper_overflow_pkts += 1;
+                            st.stats.shaper_overflow_bytes += size as u64;
+                        }
+                        return Outcome::Drop {
+                            inst,
+                            cause: DropCause::ShaperOverflow,
+                        };
+                    }
+                }
+            }
+            if let Some(meter) = st.meter.as_mut() {
+                let pre = pkt.color.unwrap_or(Color::Green);
+                let c = meter.color(size, now, pre, &mut st.rng);
+                pkt.color = Some(c);
+                let k = c as usize;
+                let applied = actions[k].apply(pkt);
+                if count {
+                    let s = &mut st.stats;
+                    s.pkts[k] += 1;
+                    s.bytes[k] += size as u64;
+                    match applied {
+                        Applied::Passed => {}
+                        Applied::Remarked => s.remarked[k] += 1,
+                        Applied::Demoted => s.demoted[k] += 1,
+                        Applied::Dropped(_) => {
+                            s.dropped_pkts[k] += 1;
+                            s.dropped_bytes[k] += size as u64;
+                        }
+                    }
+                }
+                if let Applied::Dropped(cause) = applied {
+                    return Outcome::Drop { inst, cause };
+                }
+            }
+        }
+        Outcome::Pass
+    }
+
+    /// Should an event be scheduled to wake instance `inst` at `t`? Records it if so. An
+    /// event already due at or before `t` will recompute the wake-up when it fires.
+    pub fn arm(&mut self, inst: InstId, t: SimTime) -> bool {
+        let st = &mut self.instances[inst as usize];
+        match st.next_wake {
+            Some(x) if x <= t => false,
+            _ => {
+                st.next_wake = Some(t);
+                true
+            }
+        }
+    }
+
+    /// A wake-up event for `inst` fired at `now`: true if it is the one last armed (the
+    /// others are stale and do nothing).
+    pub fn fire(&mut self, inst: InstId, now: SimTime) -> bool {
+        let st = &mut self.instances[inst as usize];
+        if st.next_wake == Some(now) {
+            st.next_wake = None;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Releases the head of `inst`'s shaper if it may leave at `now`.
+    pub fn release(&mut self, inst: InstId, now: SimTime, w: &Window) -> Option<(PktId, Cont)> {
+        let st = &mut self.instances[inst as usize];
+        let h = st.shaper.as_mut()?.release(now, st.meter.as_ref())?;
+        if w.contains(now) {
+            st.stats.shaper_released += 1;
+            st.stats.shaper_wait_ns += (now - h.since).0 as u128;
+        }
+        Some((h.id, h.cont))
+    }
+
+    /// When `inst`'s shaper may release its next packet.
+    pub fn next_release(&self, inst: InstId, now: SimTime) -> Option<SimTime> {
+        let st = &self.instances[inst as usize];
+        st.shaper.as_ref()?.next_release(now, st.meter.as_ref())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::engine::rng::stream;
+    use crate::packet::Dscp;
+    use crate::time::{Bytes, Rate};
+
+    fn window() -> Window {
+        Window {
+            start: SimTime::ZERO,
+            end: SimTime(u64::MAX),
+        }
+    }
+
+    pub(crate) fn start(chain: ChainRef) -> Cont {
+        Cont { chain, index: 0 }
+    }
+
+    pub(crate) fn def(name: &str, matcher: Match, actions: [Action; 3]) -> BlockDef {
+        BlockDef {
+            name: name.into(),
+            node: 0,
+            matcher,
+            actions,
+        }
+    }
+
+    #[test]
+    fn chain_runs_blocks_in_order_and_skips_non_matching() {
+        // Block 0 matches only AF11 (nothing here), block 1 marks everything green AF21 via
+        // a 1500 B bucket, so of two 1000 B packets the first becomes AF21, the second is
+        // red and dropped.
+        let mut c = Conditioners::new(1);
+        let only_af11 = Match {
+            dscp: Some(1 << Dscp::af(1, 1).0),
+            ..Default::default()
+        };
+        let tb = || Some(Meter::TokenBucket(TokenBucket::new(Rate(8000), Bytes(1500))));
+        c.add_block(
+            def("a", only_af11, [Action::Drop(DropCause::Policer); 3]),
+            vec![Instance::new(0, None, None, tb(), stream(1, "a"))],
+            None,
+            &[ChainRef::Egress(0)],
+        );
+        c.add_block(
+            def(
+                "b",
+                Match::default(),
+                [
+                    Action::Mark(Dscp::af(2, 1)),
+                    Action::Pass,
+                    Action::Drop(DropCause::Policer),
+                ],
+            ),
+            vec![Instance::new(0, None, None, tb(), stream(1, "b"))],
+            None,
+            &[ChainRef::Egress(0)],
+        );
+        let mut pkts = PacketArena::default();
+        let p0 = pkts.alloc(Packet {
+            size: 1000,
+            ..Default::default()
+        });
+        let p1 = pkts.alloc(Packet {
+            size: 1000,
+            ..Default::default()
+        });
+        let w = window();
+        assert_eq!(
+            c.run(start(ChainRef::Egress(0)), false, p0, &mut pkts, SimTime::ZERO, &w),
+            Outcome::Pass
+        );
+        assert_eq!(pkts[p0].dscp, Dscp::af(2, 1));
+        assert_eq!(pkts[p0].color, Some(Color::Green));
+        assert_eq!(
+            c.run(start(ChainRef::Egress(0)), false, p1, &mut pkts, SimTime::ZERO, &w),
+            Outcome::Drop {
+                inst: 1,
+                cause: DropCause::Policer
+            }
+        );
+        assert_eq!(c.instances[0].stats, CondStats::default());
+        assert_eq!(c.instances[1].stats.pkts, [1, 0, 1]);
+        assert_eq!(c.instances[1].stats.remarked, [1, 0, 0]);
+        assert_eq!(c.instances[1].stats.dropped_pkts, [0, 0, 1]);
+        assert!(!c.has(ChainRef::Ingress(0)));
+    }
+
+    #[test]
+    fn wake_ups_are_deduplicated_and_stale_ones_ignored() {
+        let mut c = Conditioners::new(1);
+        c.instances.push(Instance::new(0, None, None, None, stream(1, "x")));
+        assert!(c.arm(0, SimTime(100)));
+        assert!(!c.arm(0, SimTime(150)), "an earlier wake-up is pending");
+        assert!(c.arm(0, SimTime(50)), "an earlier one replaces it");
+        assert!(c.fire(0, SimTime(50)));
+        assert!(!c.fire(0, SimTime(100)), "the replaced event is stale");
+    }
+}

@@ -1,0 +1,250 @@
+//! Time sliding window (TSW) rate estimator, its two-colour tagger, and the three-colour
+//! TSW3CM.
+//!
+//! Source: draft-ibanez-diffserv-assured-eval-00 (seed 002), appendix, "The average rate
+//! estimator is the time sliding window algorithm described in [EXPALLOC]":
+//!
+//! ```text
+//! Initialization: win_length = a constant; avg_rate = 0; last_arrival = 0
+//! Each time a packet is received:
+//!     avg_rate = (avg_rate * win_length + pkt_size) / (now - last_arrival + win_length)
+//!     last_arrival = now
+//! Tagging:
+//!     if avg_rate <= target_rate: IN
+//!     else with probability Pout = (avg_rate - target_rate) / target_rate: OUT, else IN
+//! ```
+//!
+//! Parameters: `win_length` (a duration; dsim computes in seconds), target rate (bit/s in
+//! the scenario; the estimator works in bytes/s, the unit of pkt_size per second). The
+//! estimate is a real-valued average, so it is an f64. `last_arrival = 0` is the start of
+//! the run, as written, not the first packet's arrival. IN is green, OUT red.
+//!
+//! Note: Clark and Fang's tagger divides by avg_rate, seed 002 by target_rate; dsim follows
+//! seed 002 (the document it reproduces). With Pout >= 1 (avg_rate >= 2 target) every
+//! packet is OUT. The random draw comes from the conditioner's own stream and is made only
+//! when 0 < Pout < 1.
+//!
+//! TSW3CM: the time sliding window three colour marker of RFC 2859 (the TSWTCM cited by
+//! seed 004 section 6), with the same estimator and committed (CTR) and peak (PTR) target
+//! rates, section 4.2:
+//!
+//! ```text
+//! if avg_rate <= CTR: green
+//! else if avg_rate <= PTR: with P0 = (avg_rate - CTR) / avg_rate yellow, else green
+//! else: with P1 = (avg_rate - PTR) / avg_rate red,
+//!       with P2 = (PTR - CTR) / avg_rate yellow, else green
+//! ```
+
+use rand::RngExt;
+
+use crate::engine::rng::Rng;
+use crate::packet::Color;
+use crate::time::{Duration, Rate, SimTime};
+
+/// The TSW estimator's state (seed 002 appendix).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TswEstimator {
+    /// win_length in seconds.
+    pub win_length: f64,
+    /// Estimated rate in bytes/s.
+    pub avg_rate: f64,
+    pub last_arrival: SimTime,
+}
+
+impl TswEstimator {
+    pub fn new(win_length: Duration) -> Self {
+        TswEstimator {
+            win_length: win_length.as_secs_f64(),
+            avg_rate: 0.0,
+            last_arrival: SimTime::ZERO,
+        }
+    }
+
+    /// "Each time a packet is received": updates and returns avg_rate (bytes/s).
+    #[inline]
+    pub fn update(&mut self, size: u32, now: SimTime) -> f64 {
+        let elapsed = (now - self.last_arrival).as_secs_f64();
+        self.avg_rate = (self.avg_rate * self.win_length + size as f64) / (elapsed + self.win_length);
+        self.last_arrival = now;
+        self.avg_rate
+    }
+}
+
+fn bytes_per_second(r: Rate) -> f64 {
+    r.0 as f64 / 8.0
+}
+
+/// The two-colour TSW tagger of seed 002: IN (green) or, probabilistically, OUT (red).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tsw {
+    pub estimator: TswEstimator,
+    /// target_rate in bytes/s.
+    pub target: f64,
+}
+
+impl Tsw {
+    pub fn new(target: Rate, win_length: Duration) -> Self {
+        Tsw {
+            estimator: TswEstimator::new(win_length),
+            target: bytes_per_second(target),
+        }
+    }
+
+    #[inline]
+    pub fn color(&mut self, size: u32, now: SimTime, rng: &mut Rng) -> Color {
+        let avg = self.estimator.update(size, now);
+        // "if avg_rate <= target_rate set DS field to IN"
+        if avg <= self.target {
+            return Color::Green;
+        }
+        // "else with probability Pout = (avg_rate - target_rate) / target_rate set DS
+        // field to OUT else set DS field to IN"
+        let p_out = (avg - self.target) / self.target;
+        if p_out >= 1.0 || rng.random::<f64>() < p_out {
+            Color::Red
+        } else {
+            Color::Green
+        }
+    }
+}
+
+/// TSW3CM (RFC 2859): green, yellow or red from the TSW estimate, CTR and PTR.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tsw3 {
+    pub estimator: TswEstimator,
+    /// Committed target rate in bytes/s.
+    pub ctr: f64,
+    /// Peak target rate in bytes/s.
+    pub ptr: f64,
+}
+
+impl Tsw3 {
+    pub fn new(committed: Rate, peak: Rate, win_length: Duration) -> Self {
+        Tsw3 {
+            estimator: TswEstimator::new(win_length),
+            ctr: bytes_per_second(committed),
+            ptr: bytes_per_second(peak),
+        }
+    }
+
+    #[inline]
+    pub fn color(&mut self, size: u32, now: SimTime, rng: &mut Rng) -> Color {
+        let avg = self.estimator.update(size, now);
+        // RFC 2859 section 4.2
+        if avg <= self.ctr {
+            return Color::Green;
+        }
+        let u = rng.random::<f64>();
+        if avg <= self.ptr {
+            // P0 = (avg-rate - CTR) / avg-rate
+            let p0 = (avg - self.ctr) / avg;
+            if u < p0 { Color::Yellow } else { Color::Green }
+        } else {
+            // P1 = (avg-rate - PTR) / avg-rate; P2 = (PTR - CTR) / avg-rate
+            let p1 = (avg - self.ptr) / avg;
+            let p2 = (self.ptr - self.ctr) / avg;
+            if u < p1 {
+                Color::Red
+            } else if u < p1 + p2 {
+                Color::Yellow
+            } else {
+                Color::Green
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::rng::stream;
+    use crate::time::NS_PER_SEC;
+
+    #[test]
+    fn estimator_by_hand() {
+        // win_length = 1 s, 1000 B packets:
+        // t=1 s:   (0*1 + 1000) / (1 - 0 + 1)   = 500 B/s
+        // t=2 s:   (500*1 + 1000) / (1 + 1)     = 750 B/s
+        // t=2.5 s: (750*1 + 1000) / (0.5 + 1)   = 1166.666... B/s
+        // t=2.5 s: (1166.67 + 1000) / (0 + 1)   = 2166.666... B/s (back-to-back packet)
+        let mut e = TswEstimator::new(Duration::from_secs(1));
+        assert_eq!(e.update(1000, SimTime(NS_PER_SEC)), 500.0);
+        assert_eq!(e.update(1000, SimTime(2 * NS_PER_SEC)), 750.0);
+        let v = e.update(1000, SimTime(2 * NS_PER_SEC + NS_PER_SEC / 2));
+        assert!((v - 1750.0 / 1.5).abs() < 1e-9, "{v}");
+        let w = e.update(1000, SimTime(2 * NS_PER_SEC + NS_PER_SEC / 2));
+        assert!((w - (1750.0 / 1.5 + 1000.0)).abs() < 1e-9, "{w}");
+    }
+
+    #[test]
+    fn estimator_converges_to_a_cbr_rate() {
+        // Fixed point of avg = (avg W + S) / (T + W) is S / T: 500 B every 4 ms = 125 kB/s.
+        let mut e = TswEstimator::new(Duration::from_millis(200));
+        let mut v = 0.0;
+        for k in 1..=5000u64 {
+            v = e.update(500, SimTime(k * 4_000_000));
+        }
+        assert!((v - 125_000.0).abs() < 1e-6, "{v}");
+    }
+
+    #[test]
+    fn tagger_below_target_is_always_in() {
+        // 1 Mbit/s = 125 kB/s target; a CBR source at 100 kB/s never exceeds it (the
+        // estimate rises monotonically from 0 towards 100 kB/s).
+        let mut t = Tsw::new(Rate(1_000_000), Duration::from_millis(500));
+        let mut rng = stream(1, "test");
+        for k in 1..=10_000u64 {
+            assert_eq!(t.color(1000, SimTime(k * 10_000_000), &mut rng), Color::Green);
+        }
+    }
+
+    #[test]
+    fn tagger_marks_out_with_probability_pout() {
+        // CBR at 1.25 x target once converged: Pout = 0.25, so about 25 % red. Above
+        // 2 x target every packet is red.
+        let mut t = Tsw::new(Rate(800_000), Duration::from_secs(1)); // 100 kB/s
+        let mut rng = stream(7, "tsw");
+        let gap = 8_000_000u64; // 1000 B every 8 ms = 125 kB/s
+        let mut red = 0;
+        let n = 40_000u64;
+        for k in 1..=(n + 5000) {
+            let c = t.color(1000, SimTime(k * gap), &mut rng);
+            if k > 5000 && c == Color::Red {
+                red += 1;
+            }
+        }
+        let frac = red as f64 / n as f64;
+        assert!((frac - 0.25).abs() < 0.01, "{frac}");
+        let mut hot = Tsw::new(Rate(800_000), Duration::from_secs(1));
+        let mut n_red = 0;
+        for k in 1..=20_000u64 {
+            // 1000 B every 4 ms = 250 kB/s = 2.5 x target
+            if hot.color(1000, SimTime(k * 4_000_000), &mut rng) == Color::Red && k > 5000 {
+                n_red += 1;
+            }
+        }
+        assert_eq!(n_red, 15_000);
+    }
+
+    #[test]
+    fn tsw3_shares_follow_rfc_2859() {
+        // CTR = 100 kB/s, PTR = 200 kB/s.
+        // At 150 kB/s: yellow with P0 = 50/150 = 1/3.
+        // At 250 kB/s: red with P1 = 50/250 = 0.2, yellow with P2 = 100/250 = 0.4.
+        let mut rng = stream(3, "tsw3");
+        for (gap, want_y, want_r) in [(20_000_000u64 / 3, 1.0 / 3.0, 0.0), (4_000_000, 0.4, 0.2)] {
+            let mut m = Tsw3::new(Rate(800_000), Rate(1_600_000), Duration::from_secs(1));
+            let (mut y, mut r, n) = (0u64, 0u64, 60_000u64);
+            for k in 1..=(n + 5000) {
+                let c = m.color(1000, SimTime(k * gap), &mut rng);
+                if k > 5000 {
+                    y += (c == Color::Yellow) as u64;
+                    r += (c == Color::Red) as u64;
+                }
+            }
+            let (fy, fr) = (y as f64 / n as f64, r as f64 / n as f64);
+            assert!((fy - want_y).abs() < 0.01, "yellow {fy} vs {want_y}");
+            assert!((fr - want_r).abs() < 0.01, "red {fr} vs {want_r}");
+        }
+    }
+}

@@ -1,0 +1,674 @@
+//! Building and validating the Assured Forwarding parts of a scenario: RED / MRED queues,
+//! traffic conditioners and user-defined codepoint names. Every refusal names the key
+//! path, the value and the rule.
+
+use std::collections::{HashMap, HashSet};
+
+use super::build::{check_limit, check_rate, err, lookup, quoted};
+use super::error::{KeyPath, ScenarioError};
+use super::schema::Scenario;
+use super::schema_af::{
+    ActionSpec, ColorModeSpec, ConditionerSpec, DirectionMatch, EfPolicerSpec, MatchSpec, MeterSpec, MredModeSpec,
+    MredSpec, RedSpec, ShaperSpec, SideSpec, SrtcmSpec, TbShaperSpec, TokenBucketSpec, TrtcmSpec, Tsw3Spec, TswSpec,
+};
+use crate::aqm::red::typical_tx_time_ns;
+use crate::aqm::{Aqm, AqmQueue, DropTailQueue, Mred, MredMode, QueueSeries, Red, RedParams, RedVars};
+use crate::conditioner::policer::ef_policer;
+use crate::conditioner::{
+    Action, BlockDef, ChainRef, ColorMode, Conditioners, Instance, Match, Meter, Shaper, Srtcm, TbShaper, TokenBucket,
+    Trtcm, Tsw, Tsw3,
+};
+use crate::engine::rng::stream;
+use crate::net::{Network, NodeKind};
+use crate::packet::{Color, Direction, Dscp, FlowId, NodeId, PortId};
+use crate::sim::Flow;
+use crate::stats::DropCause;
+use crate::time::{Bytes, Duration, Limit, Rate};
+
+type Result<T> = std::result::Result<T, ScenarioError>;
+
+/// An error whose value is read back from the file (tables and other composite values).
+fn err_at<T>(path: KeyPath, rule: impl Into<String>) -> Result<T> {
+    Err(ScenarioError::new(path, None, rule))
+}
+
+// ---------------------------------------------------------------------------------------
+// User-defined codepoints
+
+/// Checks one `[dscp]` entry: a name that is not a standard one, a value 0-63.
+fn check_dscp_name(name: &str, value: i64, path: KeyPath) -> Result<u8> {
+    let ok_name = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !ok_name {
+        return err(
+            path,
+            quoted(name),
+            "a codepoint name starts with a letter and holds letters, digits, '_' or '-'",
+        );
+    }
+    if let Ok(d) = crate::packet::with_dscp_names(&[], || Dscp::parse(name)) {
+        return err(
+            path,
+            value,
+            format!(
+                "\"{name}\" is a standard codepoint name (= {}); choose another name",
+                d.0
+            ),
+        );
+    }
+    if !(0..64).contains(&value) {
+        return err(path, value, "a codepoint has six bits: 0-63");
+    }
+    Ok(value as u8)
+}
+
+/// The `[dscp]` names of a scenario's TOML text, checked (used before deserializing, so
+/// that the names can be read wherever a DSCP is). Syntax errors are left to the parser.
+pub fn dscp_names_in(text: &str) -> Result<Vec<(String, u8)>> {
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return Ok(Vec::new());
+    };
+    let Some(dscp) = table.get("dscp") else {
+        return Ok(Vec::new());
+    };
+    let Some(dscp) = dscp.as_table() else {
+        return err(
+            KeyPath::root().key("dscp"),
+            dscp.to_string(),
+            "[dscp] is a table of codepoint names: NAME = number",
+        );
+    };
+    let mut names = Vec::new();
+    for (name, v) in dscp {
+        let path = KeyPath::root().key("dscp").key(name);
+        let Some(value) = v.as_integer() else {
+            return err(path, v.to_string(), "a codepoint is a number 0-63");
+        };
+        names.push((name.clone(), check_dscp_name(name, value, path)?));
+    }
+    Ok(names)
+}
+
+/// Checks the scenario's `[dscp]` table (for scenarios not read from text).
+pub fn check_dscp_names(sc: &Scenario, root: &KeyPath) -> Result<()> {
+    let mut seen: HashMap<String, &str> = HashMap::new();
+    for (name, &value) in &sc.dscp_names {
+        let path = root.key("dscp").key(name);
+        check_dscp_name(name, value, path.clone())?;
+        if let Some(other) = seen.insert(name.to_ascii_lowercase(), name) {
+            return err(
+                path,
+                quoted(name),
+                format!("\"{other}\" is already defined (names are case-insensitive)"),
+            );
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// RED and MRED
+
+fn limit_value(l: Limit) -> (f64, bool) {
+    match l {
+        Limit::Packets(n) => (n as f64, false),
+        Limit::Bytes(b) => (b as f64, true),
+    }
+}
+
+/// Common RED parameters (wq, mean packet size, series interval).
+fn check_common(wq: f64, mean: Bytes, series: Option<Duration>, path: &KeyPath) -> Result<()> {
+    if !(wq > 0.0 && wq < 1.0) {
+        return err(
+            path.key("wq"),
+            wq,
+            "the queue weight wq must lie in (0, 1) (0.002 is typical)",
+        );
+    }
+    if mean.0 == 0 || mean.0 > 65_535 {
+        return err(
+            path.key("mean_pkt_size"),
+            quoted(&mean.to_string()),
+            "the mean packet size must lie in 1B ... 65535B",
+        );
+    }
+    if series == Some(Duration::ZERO) {
+        return err(
+            path.key("series"),
+            quoted("0s"),
+            "the sampling interval must be longer than 0s",
+        );
+    }
+    Ok(())
+}
+
+/// One RED curve: min_th < max_th in one unit, max_th <= limit when in the same unit,
+/// 0 < max_p <= 1.
+fn red_params(
+    min_th: Limit,
+    max_th: Limit,
+    max_p: f64,
+    limit: Limit,
+    common: (f64, bool, Bytes, Rate),
+    path: &KeyPath,
+) -> Result<RedParams> {
+    let (wq, gentle, mean, rate) = common;
+    let (lo, lo_bytes) = limit_value(min_th);
+    let (hi, hi_bytes) = limit_value(max_th);
+    if lo_bytes != hi_bytes {
+        return err(
+            path.key("max_th"),
+            quoted(&max_th.to_string()),
+            format!("min_th ({min_th}) and max_th must use the same unit (packets or bytes)"),
+        );
+    }
+    if lo >= hi {
+        return err(
+            path.key("max_th"),
+            quoted(&max_th.to_string()),
+            format!("max_th must be greater than min_th ({min_th})"),
+        );
+    }
+    let (lim, lim_bytes) = limit_value(limit);
+    if lim_bytes == hi_bytes && hi > lim {
+        return err(
+            path.key("max_th"),
+            quoted(&max_th.to_string()),
+            format!("max_th must not exceed the queue limit ({limit})"),
+        );
+    }
+    if !(max_p > 0.0 && max_p <= 1.0) {
+        return err(path.key("max_p"), max_p, "max_p is a probability in (0, 1]");
+    }
+    Ok(RedParams {
+        min_th: lo,
+        max_th: hi,
+        max_p,
+        wq,
+        gentle,
+        bytes: hi_bytes,
+        mean_pkt_size: mean.0 as f64,
+        s_ns: typical_tx_time_ns(rate, mean.0),
+    })
+}
+
+fn unit_of(bytes: bool) -> &'static str {
+    if bytes { "bytes" } else { "pkts" }
+}
+
+/// A FIFO with RED, for a link of `rate`.
+pub fn red_queue(spec: &RedSpec, rate: Rate, path: &KeyPath) -> Result<AqmQueue> {
+    check_limit(spec.limit, path.key("limit"))?;
+    check_common(spec.wq, spec.mean_pkt_size, spec.series, path)?;
+    let params = red_params(
+        spec.min_th,
+        spec.max_th,
+        spec.max_p,
+        spec.limit,
+        (spec.wq, spec.gentle, spec.mean_pkt_size, rate),
+        path,
+    )?;
+    let unit = unit_of(params.bytes);
+    let mut q = AqmQueue::new(
+        DropTailQueue::new(spec.limit),
+        Aqm::Red(Red {
+            params,
+            vars: RedVars::default(),
+        }),
+    );
+    q.ecn = spec.ecn;
+    q.series = spec.series.map(|i| QueueSeries::new(i, unit));
+    Ok(q)
+}
+
+/// A FIFO with multi-precedence RED, for a link of `rate`. Codepoints no precedence lists
+/// go to the last (highest) drop precedence.
+pub fn mred_queue(spec: &MredSpec, rate: Rate, path: &KeyPath) -> Result<AqmQueue> {
+    check_limit(spec.limit, path.key("limit"))?;
+    check_common(spec.wq, spec.mean_pkt_size, spec.series, path)?;
+    let n = spec.precedence.len();
+    if n == 0 {
+        return err(
+            path.key("precedence"),
+            "[]",
+            "an MRED queue needs at least one precedence ([[...precedence]] with min_th, max_th, max_p)",
+        );
+    }
+    if n > 64 {
+        return err(path.key("precedence"), n, "at most 64 precedences (one per codepoint)");
+    }
+    let mut curves = Vec::with_capacity(n);
+    let mut map = [(n - 1) as u8; 64];
+    let mut owner: [Option<usize>; 64] = [None; 64];
+    for (k, p) in spec.precedence.iter().enumerate() {
+        let pp = path.key("precedence").index(k);
+        let curve = red_params(
+            p.min_th,
+            p.max_th,
+            p.max_p,
+            spec.limit,
+            (spec.wq, spec.gentle, spec.mean_pkt_size, rate),
+            &pp,
+        )?;
+        if curves.first().is_some_and(|c: &RedParams| c.bytes != curve.bytes) {
+            return err(
+                pp.key("min_th"),
+                quoted(&p.min_th.to_string()),
+                "every precedence must use the same unit for its thresholds (packets or bytes): the virtual queues add up",
+            );
+        }
+        curves.push(curve);
+        for (i, d) in p.dscp.iter().enumerate() {
+            if let Some(j) = owner[d.0 as usize] {
+                return err(
+                    pp.key("dscp").index(i),
+                    quoted(&d.to_string()),
+                    format!("this codepoint already belongs to precedence[{j}]"),
+                );
+            }
+            owner[d.0 as usize] = Some(k);
+            map[d.0 as usize] = k as u8;
+        }
+    }
+    let unit = unit_of(curves[0].bytes);
+    let mode = match spec.mode {
+        MredModeSpec::Coupled => MredMode::Coupled,
+        MredModeSpec::Decoupled => MredMode::Decoupled,
+    };
+    let mut q = AqmQueue::new(DropTailQueue::new(spec.limit), Aqm::Mred(Mred::new(mode, curves)));
+    q.precedence_map = map;
+    q.ecn = spec.ecn;
+    q.series = spec.series.map(|i| QueueSeries::new(i, unit));
+    Ok(q)
+}
+
+// ---------------------------------------------------------------------------------------
+// Conditioners
+
+fn meter(spec: &MeterSpec, path: &KeyPath) -> Result<Meter> {
+    let mode = |m: ColorModeSpec| match m {
+        ColorModeSpec::Blind => ColorMode::Blind,
+        ColorModeSpec::Aware => ColorMode::Aware,
+    };
+    let positive_window = |w: Duration| -> Result<()> {
+        if w == Duration::ZERO {
+            return err(
+                path.key("window"),
+                quoted("0s"),
+                "the TSW window must be longer than 0s",
+            );
+        }
+        Ok(())
+    };
+    Ok(match spec {
+        MeterSpec::TokenBucket(TokenBucketSpec { rate, depth }) => {
+            if depth.0 == 0 {
+                return err(
+                    path.key("depth"),
+                    quoted(&depth.to_string()),
+                    "the bucket depth must be greater than 0B (a packet larger than the depth is never green)",
+                );
+            }
+            Meter::TokenBucket(TokenBucket::new(*rate, *depth))
+        }
+        MeterSpec::Tsw(TswSpec { target, window }) => {
+            check_rate(*target, path.key("target"))?;
+            positive_window(*window)?;
+            Meter::Tsw(Tsw::new(*target, *window))
+        }
+        MeterSpec::Tsw3(Tsw3Spec {
+            committed,
+            peak,
+            window,
+        }) => {
+            check_rate(*committed, path.key("committed"))?;
+            if peak < committed {
+                return err(
+                    path.key("peak"),
+                    quoted(&peak.to_string()),
+                    format!("the peak target rate must be at least the committed one ({committed})"),
+                );
+            }
+            positive_window(*window)?;
+            Meter::Tsw3(Tsw3::new(*committed, *peak, *window))
+        }
+        MeterSpec::Srtcm(SrtcmSpec { cir, cbs, ebs, mode: m }) => {
+            // RFC 2697 section 2: "The CBS and EBS must be configured so that at least one
+            // of them is larger than 0."
+            if cbs.0 == 0 && ebs.0 == 0 {
+                return err(
+                    path.key("cbs"),
+                    quoted(&cbs.to_string()),
+                    "at least one of CBS and EBS must be larger than 0 (RFC 2697 section 2)",
+                );
+            }
+            Meter::Srtcm(Srtcm::new(*cir, *cbs, *ebs, mode(*m)))
+        }
+        MeterSpec::Trtcm(TrtcmSpec {
+            cir,
+            cbs,
+            pir,
+            pbs,
+            mode: m,
+        }) => {
+            // RFC 2698 section 2: "The PIR must be equal to or greater than the CIR" and
+            // "The PBS and the CBS ... must be configured to be greater than 0".
+            if pir < cir {
+                return err(
+                    path.key("pir"),
+                    quoted(&pir.to_string()),
+                    format!("the PIR must be equal to or greater than the CIR ({cir}) (RFC 2698 section 2)"),
+                );
+            }
+            for (b, key) in [(cbs, "cbs"), (pbs, "pbs")] {
+                if b.0 == 0 {
+                    return err(
+                        path.key(key),
+                        quoted(&b.to_string()),
+                        "CBS and PBS must be greater than 0 (RFC 2698 section 2)",
+                    );
+                }
+            }
+            Meter::Trtcm(Trtcm::new(*cir, *cbs, *pir, *pbs, mode(*m)))
+        }
+    })
+}
+
+fn shaper(spec: &ShaperSpec, path: &KeyPath) -> Result<Shaper> {
+    Ok(match spec {
+        ShaperSpec::TokenBucket(TbShaperSpec { rate, depth, limit }) => {
+            check_rate(*rate, path.key("rate"))?;
+            if depth.0 == 0 {
+                return err(
+                    path.key("depth"),
+                    quoted(&depth.to_string()),
+                    "the shaper's bucket must hold at least one packet (depth > 0B)",
+                );
+            }
+            check_limit(*limit, path.key("limit"))?;
+            Shaper::TokenBucket(TbShaper::new(*rate, *depth, *limit))
+        }
+    })
+}
+
+fn action(spec: Option<ActionSpec>) -> Action {
+    match spec {
+        None | Some(ActionSpec::Pass) => Action::Pass,
+        Some(ActionSpec::Drop) => Action::Drop(DropCause::Policer),
+        Some(ActionSpec::Mark(d)) => Action::Mark(d),
+        Some(ActionSpec::Demote(d)) => Action::Demote(d),
+    }
+}
+
+/// Flow ids of the flows (or `[[flow]]` groups) named in `names`.
+fn flow_set(names: &[String], flows: &[Flow], path: &KeyPath) -> Result<Vec<bool>> {
+    let mut set = vec![false; flows.len()];
+    for (i, n) in names.iter().enumerate() {
+        let mut found = false;
+        for (f, flow) in flows.iter().enumerate() {
+            if flow.name == *n || flow.group == *n {
+                set[f] = true;
+                found = true;
+            }
+        }
+        if !found {
+            return err(path.index(i), quoted(n), "no flow (or [[flow]] group) has this name");
+        }
+    }
+    Ok(set)
+}
+
+fn node_list(
+    names: &[String],
+    nodes: &HashMap<String, (NodeId, NodeKind)>,
+    path: &KeyPath,
+) -> Result<Option<Vec<NodeId>>> {
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let ids = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| lookup(nodes, n, path.index(i)).map(|x| x.0))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Some(ids))
+}
+
+fn matcher(
+    spec: &MatchSpec,
+    default_dscp: Option<Dscp>,
+    default_direction: Option<Direction>,
+    nodes: &HashMap<String, (NodeId, NodeKind)>,
+    flows: &[Flow],
+    path: &KeyPath,
+) -> Result<Match> {
+    let mut dscp = None;
+    let mut seen = HashSet::new();
+    for (i, d) in spec.dscp.iter().enumerate() {
+        if !seen.insert(d.0) {
+            return err(path.key("dscp").index(i), quoted(&d.to_string()), "listed twice");
+        }
+        *dscp.get_or_insert(0u64) |= 1 << d.0;
+    }
+    if dscp.is_none() {
+        dscp = default_dscp.map(|d| 1u64 << d.0);
+    }
+    let direction = match spec.direction {
+        None => default_direction,
+        Some(DirectionMatch::Forward) => Some(Direction::Forward),
+        Some(DirectionMatch::Reverse) => Some(Direction::Reverse),
+        Some(DirectionMatch::Any) => None,
+    };
+    Ok(Match {
+        flows: if spec.flow.is_empty() {
+            None
+        } else {
+            Some(flow_set(&spec.flow, flows, &path.key("flow"))?)
+        },
+        src: node_list(&spec.src, nodes, &path.key("src"))?,
+        dst: node_list(&spec.dst, nodes, &path.key("dst"))?,
+        dscp,
+        direction,
+    })
+}
+
+/// The chains a conditioner at `node` (side, interface) belongs to.
+fn attachment(
+    spec: &ConditionerSpec,
+    node: NodeId,
+    kind: NodeKind,
+    nodes: &HashMap<String, (NodeId, NodeKind)>,
+    net: &Network,
+    path: &KeyPath,
+) -> Result<Vec<ChainRef>> {
+    if kind == NodeKind::Host && spec.side == SideSpec::Ingress {
+        return err(
+            path.key("side"),
+            quoted("ingress"),
+            "a host's conditioners condition what it sends: use side = \"egress\"",
+        );
+    }
+    let neighbour = match &spec.interface {
+        Some(n) => Some((lookup(nodes, n, path.key("interface"))?.0, n)),
+        None => None,
+    };
+    let ports: Vec<PortId> = match spec.side {
+        SideSpec::Egress => net.nodes[node as usize]
+            .ports
+            .iter()
+            .copied()
+            .filter(|&p| neighbour.is_none_or(|(nb, _)| net.ports[p as usize].peer == nb))
+            .collect(),
+        SideSpec::Ingress => (0..net.ports.len() as PortId)
+            .filter(|&p| net.ports[p as usize].peer == node)
+            .filter(|&p| neighbour.is_none_or(|(nb, _)| net.ports[p as usize].node == nb))
+            .collect(),
+    };
+    if ports.is_empty() {
+        return match neighbour {
+            Some((_, n)) => err(
+                path.key("interface"),
+                quoted(n),
+                format!("{} has no link to {n}", spec.at),
+            ),
+            None => err(path.key("at"), quoted(&spec.at), "this node has no links"),
+        };
+    }
+    Ok(ports
+        .into_iter()
+        .map(|p| match spec.side {
+            SideSpec::Egress => ChainRef::Egress(p),
+            SideSpec::Ingress => ChainRef::Ingress(p),
+        })
+        .collect())
+}
+
+/// Builds every `[[conditioner]]` into the chains of `net`'s ports.
+pub fn build_conditioners(
+    sc: &Scenario,
+    nodes: &HashMap<String, (NodeId, NodeKind)>,
+    net: &Network,
+    flows: &[Flow],
+    seed: u64,
+    root: &KeyPath,
+) -> Result<Conditioners> {
+    let mut out = Conditioners::new(net.ports.len());
+    let mut names = HashSet::new();
+    for (i, spec) in sc.conditioners.iter().enumerate() {
+        let path = root.key("conditioner").index(i);
+        let name = spec.name.clone().unwrap_or_else(|| format!("conditioner{i}"));
+        if name.is_empty() || name.contains('/') || name.chars().any(char::is_whitespace) {
+            return err(
+                path.key("name"),
+                quoted(&name),
+                "a conditioner name must be non-empty, without spaces or '/'",
+            );
+        }
+        if !names.insert(name.clone()) {
+            return err(
+                path.key("name"),
+                quoted(&name),
+                "a conditioner of that name already exists",
+            );
+        }
+        let (node, kind) = lookup(nodes, &spec.at, path.key("at"))?;
+        let chains = attachment(spec, node, kind, nodes, net, &path)?;
+
+        let (matcher, meter_state, actions, shaper_state) = if let Some(ef) = &spec.ef_policer {
+            if spec.meter.is_some() || spec.shaper.is_some() {
+                let key = if spec.meter.is_some() { "meter" } else { "shaper" };
+                return err_at(
+                    path.key(key),
+                    "an ef_policer is a complete conditioner: it takes no meter or shaper",
+                );
+            }
+            for (a, key) in [(&spec.green, "green"), (&spec.yellow, "yellow"), (&spec.red, "red")] {
+                if a.is_some() {
+                    return err_at(
+                        path.key(key),
+                        "an ef_policer's actions are fixed (RFC 2598 section 3: pass within the rate, drop beyond)",
+                    );
+                }
+            }
+            let (m, meter_state, actions) = ef_policer_parts(ef, &path.key("ef_policer"))?;
+            let mut m2 = matcher(&spec.matcher, Some(Dscp::EF), None, nodes, flows, &path.key("match"))?;
+            if spec.matcher.dscp.is_empty() {
+                m2.dscp = m.dscp;
+            }
+            (m2, Some(meter_state), actions, None)
+        } else {
+            if spec.meter.is_none() && spec.shaper.is_none() {
+                return err_at(
+                    path.clone(),
+                    format!("conditioner \"{name}\" needs a meter, a shaper, or an ef_policer"),
+                );
+            }
+            let meter_state = spec.meter.as_ref().map(|m| meter(m, &path.key("meter"))).transpose()?;
+            let colors: &[Color] = meter_state.as_ref().map_or(&[], |m| m.colors());
+            for (a, key, c) in [
+                (&spec.green, "green", Color::Green),
+                (&spec.yellow, "yellow", Color::Yellow),
+                (&spec.red, "red", Color::Red),
+            ] {
+                if a.is_some() && !colors.contains(&c) {
+                    let why = if meter_state.is_none() {
+                        "actions need a meter to colour packets".to_string()
+                    } else {
+                        format!("this meter never colours a packet {key}")
+                    };
+                    return err_at(path.key(key), why);
+                }
+            }
+            let actions = [action(spec.green), action(spec.yellow), action(spec.red)];
+            let shaper_state = spec
+                .shaper
+                .as_ref()
+                .map(|s| shaper(s, &path.key("shaper")))
+                .transpose()?;
+            let m = matcher(
+                &spec.matcher,
+                None,
+                Some(Direction::Forward),
+                nodes,
+                flows,
+                &path.key("match"),
+            )?;
+            (m, meter_state, actions, shaper_state)
+        };
+
+        let (instances, per_flow) = if spec.per_flow {
+            let members: Vec<FlowId> = flows
+                .iter()
+                .enumerate()
+                .filter(|(f, fl)| matcher.may_match_flow(*f as FlowId, fl.src, fl.dst))
+                .map(|(f, _)| f as FlowId)
+                .collect();
+            if members.is_empty() {
+                return err(
+                    path.key("per_flow"),
+                    true,
+                    "no flow can match this conditioner, so it would condition nothing",
+                );
+            }
+            let insts = members
+                .iter()
+                .map(|&f| {
+                    let rng = stream(seed, &format!("conditioner:{name}/{}", flows[f as usize].name));
+                    Instance::new(0, Some(f), shaper_state.clone(), meter_state.clone(), rng)
+                })
+                .collect();
+            (insts, Some((flows.len(), members)))
+        } else {
+            let rng = stream(seed, &format!("conditioner:{name}"));
+            (vec![Instance::new(0, None, shaper_state, meter_state, rng)], None)
+        };
+        let def = BlockDef {
+            name,
+            node,
+            matcher,
+            actions,
+        };
+        out.add_block(def, instances, per_flow, &chains);
+    }
+    Ok(out)
+}
+
+fn ef_policer_parts(spec: &EfPolicerSpec, path: &KeyPath) -> Result<(Match, Meter, [Action; 3])> {
+    // RFC 2598 section 3: no negotiated rate means rate 0, "i.e., drop all EF marked
+    // packets": a burst allowance would let some through.
+    if spec.rate.0 == 0 && spec.burst.0 > 0 {
+        return err(
+            path.key("burst"),
+            quoted(&spec.burst.to_string()),
+            "with no negotiated EF rate (rate = 0) every EF packet is dropped (RFC 2598 section 3); the burst must be 0",
+        );
+    }
+    if spec.rate.0 > 0 && spec.burst.0 == 0 {
+        return err(
+            path.key("burst"),
+            quoted("0B"),
+            "a negotiated EF rate needs a burst of at least one packet (the largest EF packet)",
+        );
+    }
+    Ok(ef_policer(spec.rate, spec.burst))
+}

@@ -1,0 +1,354 @@
+//! Scenario schema of the Assured Forwarding mechanisms: RED / MRED queue specs and
+//! traffic conditioners. Plain data; every rule is checked in [`super::build_af`]. See
+//! docs/af.md for the meaning of every key.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::packet::Dscp;
+use crate::time::{Bytes, Duration, Limit, Rate};
+
+fn default_max_p() -> f64 {
+    0.1
+}
+fn default_wq() -> f64 {
+    0.002
+}
+fn default_mean_pkt_size() -> Bytes {
+    Bytes(500)
+}
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// `type = "red"`: Floyd and Jacobson RED on one FIFO.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedSpec {
+    /// Physical limit ("100p" or "64KB"): overflow drops.
+    pub limit: Limit,
+    /// Thresholds on the average, in packets ("5p") or bytes ("5KB", byte mode).
+    pub min_th: Limit,
+    pub max_th: Limit,
+    #[serde(default = "default_max_p")]
+    pub max_p: f64,
+    #[serde(default = "default_wq")]
+    pub wq: f64,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub gentle: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ecn: bool,
+    /// Mean packet size: sets the typical transmission time of the idle correction, and
+    /// scales pb in byte mode.
+    #[serde(default = "default_mean_pkt_size")]
+    pub mean_pkt_size: Bytes,
+    /// Record the average and instantaneous queue every this long (`queue_series`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<Duration>,
+}
+
+/// Coupled (RIO) or decoupled virtual queues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MredModeSpec {
+    #[default]
+    Coupled,
+    Decoupled,
+}
+
+/// `type = "mred"`: multi-precedence RED (RIO when coupled with two precedences).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MredSpec {
+    pub limit: Limit,
+    #[serde(default)]
+    pub mode: MredModeSpec,
+    #[serde(default = "default_wq")]
+    pub wq: f64,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub gentle: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ecn: bool,
+    #[serde(default = "default_mean_pkt_size")]
+    pub mean_pkt_size: Bytes,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<Duration>,
+    /// Precedences, lowest drop precedence first (DP0, or IN for RIO).
+    #[serde(default)]
+    pub precedence: Vec<PrecedenceSpec>,
+}
+
+/// One drop precedence of an MRED queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrecedenceSpec {
+    /// Codepoints of this precedence. Codepoints no precedence lists go to the last one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dscp: Vec<Dscp>,
+    pub min_th: Limit,
+    pub max_th: Limit,
+    #[serde(default = "default_max_p")]
+    pub max_p: f64,
+}
+
+/// Where at a node a conditioner sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SideSpec {
+    /// Packets the node sends out (a host: what it sends; a router: before the egress
+    /// queue).
+    #[default]
+    Egress,
+    /// Packets arriving at a router over a link, before the route lookup.
+    Ingress,
+}
+
+/// Which direction of a flow's packets a conditioner sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DirectionMatch {
+    /// Source to destination (data).
+    Forward,
+    /// Destination back to source (acknowledgements).
+    Reverse,
+    Any,
+}
+
+/// Which packets a conditioner conditions; every criterion given must hold.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatchSpec {
+    /// Flow names, or `[[flow]]` names (all the flows of a `count` group).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flow: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub src: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dst: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dscp: Vec<Dscp>,
+    /// Default: forward (any for an EF policer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<DirectionMatch>,
+}
+
+impl MatchSpec {
+    pub fn is_empty(&self) -> bool {
+        *self == MatchSpec::default()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ColorModeSpec {
+    #[default]
+    Blind,
+    Aware,
+}
+
+/// A meter, chosen by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum MeterSpec {
+    TokenBucket(TokenBucketSpec),
+    Tsw(TswSpec),
+    Tsw3(Tsw3Spec),
+    Srtcm(SrtcmSpec),
+    Trtcm(TrtcmSpec),
+}
+crate::tagged_enum!(MeterSpec {
+    TokenBucket(TokenBucketSpec) = "token_bucket",
+    Tsw(TswSpec) = "tsw",
+    Tsw3(Tsw3Spec) = "tsw3",
+    Srtcm(SrtcmSpec) = "srtcm",
+    Trtcm(TrtcmSpec) = "trtcm",
+});
+
+/// Two colours: green if the bucket holds the packet, red otherwise.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenBucketSpec {
+    pub rate: Rate,
+    pub depth: Bytes,
+}
+
+/// Seed 002's TSW estimator and probabilistic tagger: green (IN) or red (OUT).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TswSpec {
+    pub target: Rate,
+    pub window: Duration,
+}
+
+/// RFC 2859 TSW three colour marker: committed and peak target rates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tsw3Spec {
+    pub committed: Rate,
+    pub peak: Rate,
+    pub window: Duration,
+}
+
+/// RFC 2697 single rate three colour marker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SrtcmSpec {
+    pub cir: Rate,
+    pub cbs: Bytes,
+    pub ebs: Bytes,
+    #[serde(default)]
+    pub mode: ColorModeSpec,
+}
+
+/// RFC 2698 two rate three colour marker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrtcmSpec {
+    pub cir: Rate,
+    pub cbs: Bytes,
+    pub pir: Rate,
+    pub pbs: Bytes,
+    #[serde(default)]
+    pub mode: ColorModeSpec,
+}
+
+/// A shaper, chosen by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ShaperSpec {
+    TokenBucket(TbShaperSpec),
+}
+crate::tagged_enum!(ShaperSpec { TokenBucket(TbShaperSpec) = "token_bucket" });
+
+/// Token-bucket shaper with a finite buffer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TbShaperSpec {
+    pub rate: Rate,
+    pub depth: Bytes,
+    pub limit: Limit,
+}
+
+/// RFC 2598 section 3 EF edge policer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EfPolicerSpec {
+    /// The negotiated EF rate; 0 (the default) when none was negotiated.
+    #[serde(default)]
+    pub rate: Rate,
+    /// Burst allowance (bucket depth); must be 0 when the rate is 0.
+    #[serde(default)]
+    pub burst: Bytes,
+}
+
+/// What to do with a packet of one colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActionSpec {
+    /// "pass"
+    Pass,
+    /// "drop" (a policer; counted as `policer`)
+    Drop,
+    /// { mark = "AF11" }
+    Mark(Dscp),
+    /// { demote = "AF12" }
+    Demote(Dscp),
+}
+
+/// A traffic conditioning block attached at a node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConditionerSpec {
+    /// Name in results (default `conditioner<i>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The node it sits at.
+    pub at: String,
+    #[serde(default)]
+    pub side: SideSpec,
+    /// Only the link to (egress) or from (ingress) this neighbour; default all links.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
+    /// One meter / shaper state per matching flow (a per-flow profiler) instead of one
+    /// for the aggregate.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub per_flow: bool,
+    #[serde(default, rename = "match", skip_serializing_if = "MatchSpec::is_empty")]
+    pub matcher: MatchSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shaper: Option<ShaperSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meter: Option<MeterSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ef_policer: Option<EfPolicerSpec>,
+    /// Actions per colour (default "pass"); `in` and `out` are accepted for green and red.
+    #[serde(default, alias = "in", skip_serializing_if = "Option::is_none")]
+    pub green: Option<ActionSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yellow: Option<ActionSpec>,
+    #[serde(default, alias = "out", skip_serializing_if = "Option::is_none")]
+    pub red: Option<ActionSpec>,
+}
+
+impl Serialize for ActionSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ActionSpec::Pass => s.serialize_str("pass"),
+            ActionSpec::Drop => s.serialize_str("drop"),
+            ActionSpec::Mark(d) | ActionSpec::Demote(d) => {
+                let key = if matches!(self, ActionSpec::Mark(_)) {
+                    "mark"
+                } else {
+                    "demote"
+                };
+                let mut m = s.serialize_map(Some(1))?;
+                m.serialize_entry(key, d)?;
+                m.end()
+            }
+        }
+    }
+}
+
+const ACTION_EXPECTED: &str = "an action: \"pass\", \"drop\", { mark = \"AF11\" } or { demote = \"AF12\" }";
+
+impl<'de> Deserialize<'de> for ActionSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ActionSpec;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(ACTION_EXPECTED)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ActionSpec, E> {
+                match v {
+                    "pass" => Ok(ActionSpec::Pass),
+                    "drop" => Ok(ActionSpec::Drop),
+                    _ => Err(E::custom(format!("\"{v}\" is not {ACTION_EXPECTED}"))),
+                }
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ActionSpec, A::Error> {
+                let Some(key) = map.next_key::<String>()? else {
+                    return Err(de::Error::custom(format!("an empty table is not {ACTION_EXPECTED}")));
+                };
+                let action = match key.as_str() {
+                    "mark" => ActionSpec::Mark(map.next_value()?),
+                    "demote" => ActionSpec::Demote(map.next_value()?),
+                    _ => {
+                        return Err(de::Error::custom(format!(
+                            "unknown action \"{key}\"; expected {ACTION_EXPECTED}"
+                        )));
+                    }
+                };
+                if map.next_key::<String>()?.is_some() {
+                    return Err(de::Error::custom(format!(
+                        "an action table has exactly one key; expected {ACTION_EXPECTED}"
+                    )));
+                }
+                Ok(action)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
