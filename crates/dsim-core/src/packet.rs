@@ -32,6 +32,18 @@ pub enum Direction {
     Reverse,
 }
 
+/// The ECN field of the IP header (RFC 3168 section 5).
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
+pub enum Ecn {
+    /// Not ECN-capable transport.
+    #[default]
+    NotEct,
+    /// ECN-capable transport, ECT(0) or ECT(1).
+    Ect,
+    /// Congestion experienced.
+    Ce,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Packet {
     pub flow: FlowId,
@@ -40,6 +52,7 @@ pub struct Packet {
     /// IP datagram size in bytes, headers included: what a link serializes.
     pub size: u32,
     pub dscp: Dscp,
+    pub ecn: Ecn,
     pub direction: Direction,
     /// Position of this packet in its flow's sending order (0, 1, 2, ...): "adjacent
     /// packets" for the jitter of RFC 2598 appendix A.3 are consecutive indices.

@@ -6,12 +6,15 @@
 use std::collections::{HashMap, HashSet};
 
 use super::error::{KeyPath, ScenarioError};
-use super::schema::{AppSpec, DirectionSpec, FlowSpec, LinkSpec, QueueSpec, Scenario};
+use super::schema::{
+    AppSpec, DirectionSpec, DsdControlSpec, DsdRedSpec, DsdSpec, FlowSpec, LinkSpec, QueueSpec, Scenario,
+};
 use crate::app::{App, Cbr, Poisson};
 use crate::aqm::AqmQueue;
 use crate::engine::rng::stream;
 use crate::net::{Network, Node, NodeKind, Port, Routes};
 use crate::packet::{NodeId, PortId};
+use crate::sched::dsd::{Dsd, DsdParams, control::ControlParams, is_valid_green_dscp, red::RedParams};
 use crate::sched::{Fifo, Qdisc};
 use crate::sim::{Flow, Simulation};
 use crate::stats::{ClassStats, FlowStats, Window};
@@ -163,7 +166,7 @@ fn build_port(
         Some(q) => (q, dir_path.key("queue")),
         None => (&link.queue, link_path.key("queue")),
     };
-    let qdisc = build_qdisc(queue, &queue_path)?;
+    let qdisc = build_qdisc(queue, rate, &queue_path)?;
     let (loss, loss_path) = match dir.loss {
         Some(l) => (l, dir_path.key("loss")),
         None => (link.loss, link_path.key("loss")),
@@ -209,7 +212,8 @@ fn check_limit(limit: Limit, path: KeyPath) -> Result<()> {
     Ok(())
 }
 
-pub fn build_qdisc(spec: &QueueSpec, path: &KeyPath) -> Result<Qdisc> {
+/// The queue discipline of a port whose link runs at `rate`.
+pub fn build_qdisc(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Qdisc> {
     match spec {
         QueueSpec::Droptail { limit } => {
             check_limit(*limit, path.key("limit"))?;
@@ -217,7 +221,144 @@ pub fn build_qdisc(spec: &QueueSpec, path: &KeyPath) -> Result<Qdisc> {
                 queue: AqmQueue::drop_tail(*limit),
             }))
         }
+        QueueSpec::Dsd(spec) => Ok(Qdisc::Dsd(Box::new(Dsd::new(dsd_params(spec, path)?, rate)))),
     }
+}
+
+/// Checks a `type = "dsd"` queue and turns it into DSD's parameters.
+fn dsd_params(spec: &DsdSpec, path: &KeyPath) -> Result<DsdParams> {
+    let DsdSpec {
+        buffer,
+        d,
+        g,
+        early_drop,
+        green_dscp,
+        ecn,
+        red,
+        control,
+    } = spec;
+    check_limit(*buffer, path.key("buffer"))?;
+    if d.0 == 0 {
+        return err(
+            path.key("d"),
+            quoted(&d.to_string()),
+            "green's maximum queueing delay must be greater than 0s",
+        );
+    }
+    if !is_valid_green_dscp(*green_dscp) {
+        return err(
+            path.key("green_dscp"),
+            green_dscp.0,
+            format!(
+                "the green codepoint must come from RFC 2474's experimental/local-use pools \
+                 (binary xxxx11 or xxxx01) and be below 0x38 (ABE section 7); {:06b} is not; \
+                 the default is 3 (000011)",
+                green_dscp.0
+            ),
+        );
+    }
+    if *ecn && red.is_none() {
+        return err(
+            path.key("ecn"),
+            "true",
+            "ECN marks replace the drops RED makes on the virtual queue: add red = { min_th, \
+             max_th, max_p, w_q }, or set ecn = false",
+        );
+    }
+    let red = match red {
+        Some(r) => Some(dsd_red(r, *buffer, &path.key("red"))?),
+        None => None,
+    };
+    let control = match control {
+        Some(c) => Some(dsd_control(c, &path.key("control"))?),
+        None => None,
+    };
+    Ok(DsdParams {
+        buffer: *buffer,
+        d: *d,
+        g: g.0,
+        early_drop: *early_drop,
+        green_dscp: *green_dscp,
+        ecn: *ecn,
+        red,
+        control,
+    })
+}
+
+fn dsd_red(r: &DsdRedSpec, buffer: Limit, path: &KeyPath) -> Result<RedParams> {
+    let value = |l: Limit| match l {
+        Limit::Packets(n) => n,
+        Limit::Bytes(b) => b,
+    };
+    for (key, th) in [("min_th", r.min_th), ("max_th", r.max_th)] {
+        if std::mem::discriminant(&th) != std::mem::discriminant(&buffer) {
+            return err(
+                path.key(key),
+                quoted(&th.to_string()),
+                format!("RED thresholds must be in the unit of buffer ({buffer}): packets or bytes alike"),
+            );
+        }
+    }
+    if value(r.min_th) >= value(r.max_th) {
+        return err(
+            path.key("max_th"),
+            quoted(&r.max_th.to_string()),
+            format!("max_th must be greater than min_th ({})", r.min_th),
+        );
+    }
+    if value(r.max_th) > value(buffer) {
+        return err(
+            path.key("max_th"),
+            quoted(&r.max_th.to_string()),
+            format!("max_th must not exceed the virtual queue's buffer ({buffer})"),
+        );
+    }
+    for (key, v) in [("max_p", r.max_p), ("w_q", r.w_q)] {
+        if v.0 <= 0.0 {
+            return err(path.key(key), v.0, "must be greater than 0 (and at most 1)");
+        }
+    }
+    Ok(RedParams {
+        min_th: value(r.min_th) as f64,
+        max_th: value(r.max_th) as f64,
+        max_p: r.max_p.0,
+        w_q: r.w_q.0,
+    })
+}
+
+fn dsd_control(c: &DsdControlSpec, path: &KeyPath) -> Result<ControlParams> {
+    for (key, v) in [("period", c.period), ("rtt", c.rtt)] {
+        if v.0 == 0 {
+            return err(path.key(key), quoted(&v.to_string()), "must be greater than 0s");
+        }
+    }
+    for (key, v) in [("gain", c.gain), ("target", c.target)] {
+        if !(v.is_finite() && v > 0.0) {
+            return err(path.key(key), v, "must be a number greater than 0");
+        }
+    }
+    if c.weight.0 <= 0.0 {
+        return err(
+            path.key("weight"),
+            c.weight.0,
+            "the newest period's weight must be greater than 0 (and at most 1)",
+        );
+    }
+    if c.max_penalty.0 >= 1.0 {
+        return err(
+            path.key("max_penalty"),
+            c.max_penalty.0,
+            "the green penalty must stay below 1 (1 would drop every green packet)",
+        );
+    }
+    Ok(ControlParams {
+        period: c.period,
+        gain: c.gain,
+        rtt: c.rtt,
+        weight: c.weight.0,
+        target: c.target,
+        max_penalty: c.max_penalty.0,
+    })
 }
 
 /// Explicit routes override the shortest paths for their destination.

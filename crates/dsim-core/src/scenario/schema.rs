@@ -96,6 +96,96 @@ impl DirectionSpec {
 pub enum QueueSpec {
     /// FIFO with a physical limit in packets ("100p") or bytes ("64KB").
     Droptail { limit: Limit },
+    /// ABE's Duplicate Scheduling with Deadlines (draft-hurley-alternative-best-effort
+    /// section 5): blue and green queues behind a virtual flat FIFO of `buffer`.
+    Dsd(DsdSpec),
+}
+
+/// A `type = "dsd"` queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DsdSpec {
+    /// Buff: the virtual flat best-effort queue's waiting room ("100p" or "75KB").
+    pub buffer: Limit,
+    /// Green's maximum queueing delay at this hop.
+    pub d: Duration,
+    /// Green bias (section 5.1), the initial value when a control loop is set.
+    #[serde(default = "fraction_one")]
+    pub g: Fraction,
+    /// Admission test for green on arrival (section 5); false: late drop only.
+    #[serde(default = "yes")]
+    pub early_drop: bool,
+    /// The green codepoint (section 7); every other codepoint is blue.
+    #[serde(default = "default_green_dscp")]
+    pub green_dscp: Dscp,
+    /// RED on the virtual queue marks ECN-capable packets instead of dropping them.
+    #[serde(default)]
+    pub ecn: bool,
+    /// RED on the virtual queue (section 5, last paragraph).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red: Option<DsdRedSpec>,
+    /// The control loop of section 5.1 (`control = {}` for the defaults).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<DsdControlSpec>,
+}
+
+fn fraction_one() -> Fraction {
+    Fraction(1.0)
+}
+fn yes() -> bool {
+    true
+}
+fn default_green_dscp() -> Dscp {
+    crate::sched::dsd::DEFAULT_GREEN_DSCP
+}
+
+/// RED on DSD's virtual queue; thresholds in the unit of `buffer`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DsdRedSpec {
+    pub min_th: Limit,
+    pub max_th: Limit,
+    pub max_p: Fraction,
+    /// Weight of the average queue size (Floyd & Jacobson's w_q).
+    pub w_q: Fraction,
+}
+
+fn control_period() -> Duration {
+    Duration::from_secs(1)
+}
+fn control_gain() -> f64 {
+    0.1
+}
+fn control_rtt() -> Duration {
+    Duration::from_millis(100)
+}
+fn control_weight() -> Fraction {
+    Fraction(0.5)
+}
+fn control_target() -> f64 {
+    1.0
+}
+
+/// DSD's control loop for throughput transparency (see `sched/dsd/control.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DsdControlSpec {
+    #[serde(default = "control_period")]
+    pub period: Duration,
+    #[serde(default = "control_gain")]
+    pub gain: f64,
+    /// Round-trip time away from this hop assumed in the loss-throughput formula.
+    #[serde(default = "control_rtt")]
+    pub rtt: Duration,
+    /// Weight of the newest period in the moving averages.
+    #[serde(default = "control_weight")]
+    pub weight: Fraction,
+    /// The ratio of green to blue formula throughput aimed at.
+    #[serde(default = "control_target")]
+    pub target: f64,
+    /// Largest extra drop probability for green once g is 0 (0: g only, as in the draft).
+    #[serde(default)]
+    pub max_penalty: Fraction,
 }
 
 impl Default for QueueSpec {

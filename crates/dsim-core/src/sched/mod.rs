@@ -7,8 +7,10 @@
 //! Composite disciplines (several classified queues behind a scheduler) implement the same
 //! contract, so a port does not know which one it holds.
 
+pub mod dsd;
 pub mod fifo;
 
+pub use dsd::Dsd;
 pub use fifo::Fifo;
 
 use crate::engine::rng::Rng;
@@ -35,6 +37,8 @@ pub enum Verdict {
 #[derive(Debug, Clone)]
 pub enum Qdisc {
     Fifo(Fifo),
+    /// ABE's Duplicate Scheduling with Deadlines: queue 0 blue, queue 1 green.
+    Dsd(Box<Dsd>),
 }
 
 impl Qdisc {
@@ -42,6 +46,7 @@ impl Qdisc {
     pub fn queues(&self) -> usize {
         match self {
             Qdisc::Fifo(_) => 1,
+            Qdisc::Dsd(_) => 2,
         }
     }
 
@@ -49,15 +54,19 @@ impl Qdisc {
     pub fn precedences(&self) -> usize {
         match self {
             Qdisc::Fifo(_) => 1,
+            Qdisc::Dsd(_) => 1,
         }
     }
 
     /// Sets `pkt.queue` and `pkt.precedence` for the packet about to be enqueued.
     #[inline]
     pub fn classify(&self, pkts: &mut PacketArena, id: PktId) {
-        let p = &mut pkts[id];
         match self {
-            Qdisc::Fifo(_) => (p.queue, p.precedence) = (0, 0),
+            Qdisc::Fifo(_) => {
+                let p = &mut pkts[id];
+                (p.queue, p.precedence) = (0, 0)
+            }
+            Qdisc::Dsd(q) => q.classify(pkts, id),
         }
     }
 
@@ -65,6 +74,7 @@ impl Qdisc {
     pub fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx) -> Verdict {
         match self {
             Qdisc::Fifo(q) => q.enqueue(id, ctx),
+            Qdisc::Dsd(q) => q.enqueue(id, ctx),
         }
     }
 
@@ -72,18 +82,21 @@ impl Qdisc {
     pub fn dequeue(&mut self, ctx: &mut QueueCtx) -> Option<PktId> {
         match self {
             Qdisc::Fifo(q) => q.dequeue(ctx),
+            Qdisc::Dsd(q) => q.dequeue(ctx),
         }
     }
 
     pub fn len_packets(&self) -> usize {
         match self {
             Qdisc::Fifo(q) => q.queue.fifo.len_packets(),
+            Qdisc::Dsd(q) => q.len_packets(),
         }
     }
 
     pub fn len_bytes(&self) -> u64 {
         match self {
             Qdisc::Fifo(q) => q.queue.fifo.len_bytes(),
+            Qdisc::Dsd(q) => q.len_bytes(),
         }
     }
 }

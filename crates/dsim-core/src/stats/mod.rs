@@ -21,16 +21,44 @@ pub enum DropCause {
     Overflow,
     /// The link direction's random loss (`loss` in the scenario).
     LinkLoss,
+    /// DSD (ABE): the virtual flat queue was full, so the blue packet is dropped (section 5).
+    DsdBlueOverflow,
+    /// DSD (ABE): RED on the virtual queue refused the blue packet's duplicate (section 5).
+    DsdBlueRed,
+    /// DSD (ABE): a green packet could no longer be served within d (late drop, Appendix A).
+    DsdGreenLate,
+    /// DSD (ABE): a green packet failed the admission test on arrival (early drop, Appendix B).
+    DsdGreenEarly,
+    /// DSD (ABE): a green packet that passed the admission test was late at the head of the
+    /// queue anyway (the test's known gaps, seeds/README.md).
+    DsdGreenSafetyNet,
+    /// DSD (ABE): dropped by the control loop's green penalty (dsim's extension of 5.1).
+    DsdGreenPenalty,
 }
 
 impl DropCause {
-    pub const ALL: [DropCause; 2] = [DropCause::Overflow, DropCause::LinkLoss];
+    pub const ALL: [DropCause; 8] = [
+        DropCause::Overflow,
+        DropCause::LinkLoss,
+        DropCause::DsdBlueOverflow,
+        DropCause::DsdBlueRed,
+        DropCause::DsdGreenLate,
+        DropCause::DsdGreenEarly,
+        DropCause::DsdGreenSafetyNet,
+        DropCause::DsdGreenPenalty,
+    ];
     pub const COUNT: usize = Self::ALL.len();
 
     pub fn name(self) -> &'static str {
         match self {
             DropCause::Overflow => "overflow",
             DropCause::LinkLoss => "link_loss",
+            DropCause::DsdBlueOverflow => "dsd_blue_overflow",
+            DropCause::DsdBlueRed => "dsd_blue_red",
+            DropCause::DsdGreenLate => "dsd_green_late",
+            DropCause::DsdGreenEarly => "dsd_green_early",
+            DropCause::DsdGreenSafetyNet => "dsd_green_safety_net",
+            DropCause::DsdGreenPenalty => "dsd_green_penalty",
         }
     }
 }

@@ -3,7 +3,7 @@
 //! Sizes in dsim are IP datagram sizes; a UDP datagram carries an IPv4 header (20 B) and a
 //! UDP header (8 B), so it is at least 28 bytes long.
 
-use crate::packet::{Direction, Dscp, FlowId, NodeId, Packet};
+use crate::packet::{Direction, Dscp, Ecn, FlowId, NodeId, Packet};
 use crate::time::SimTime;
 
 pub const IPV4_HEADER: u32 = 20;
@@ -31,6 +31,7 @@ impl UdpSender {
             dst: self.dst,
             size,
             dscp: self.dscp,
+            ecn: Ecn::NotEct,
             direction: Direction::Forward,
             index,
             sent_at: now,
