@@ -115,6 +115,14 @@ pub struct DsdSpec {
     /// Admission test for green on arrival (section 5); false: late drop only.
     #[serde(default = "yes")]
     pub early_drop: bool,
+    /// Drop a green packet whose duplicate the virtual queue refuses (dsim's correction for
+    /// local transparency; false: the draft's text).
+    #[serde(default = "yes")]
+    pub drop_green_without_duplicate: bool,
+    /// The admission test also counts the residual transmission time of the packet on the
+    /// wire (dsim's option; false: the test as section 5 states it).
+    #[serde(default)]
+    pub admission_residual: bool,
     /// The green codepoint (section 7); every other codepoint is blue.
     #[serde(default = "default_green_dscp")]
     pub green_dscp: Dscp,

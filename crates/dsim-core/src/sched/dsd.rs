@@ -13,11 +13,12 @@
 //!
 //! Enqueueing (section 5, "Packet enqueueing Algorithm"), for a packet of size s arriving at t:
 //! - the duplicate is offered to the virtual queue (optionally after RED on it, below);
-//! - blue: if the duplicate was refused, the packet is dropped (`dsd_blue_overflow`, or
-//!   `dsd_blue_red`); otherwise it joins the blue queue tagged with the deadline
+//! - blue: if the duplicate was refused, the packet is dropped (`dsd_overflow`, or
+//!   `dsd_red`); otherwise it joins the blue queue tagged with the deadline
 //!   maxServiceTime = the instant its duplicate starts service in the virtual queue;
-//! - green: tagged maxServiceTime = t + d and joined to the green queue. With early drop,
-//!   it is first refused (`dsd_green_early`) if
+//! - green: if the duplicate was refused, dropped too (`dsd_overflow`, `dsd_red`: dsim's
+//!   correction, below); tagged maxServiceTime = t + d and joined to the green queue. With
+//!   early drop, it is first refused (`dsd_green_early`) if
 //!   `len(green queue) + s + len(blue packets with deadline < t + d + pg_new) > c (d + pg_new)`
 //!   (lengths in bytes, pg_new = s / c).
 //!
@@ -40,6 +41,8 @@
 //! | d | time | (required) | green's maximum queueing delay per hop |
 //! | g | 1, [0, 1] | 1 | green bias (initial value when the control loop is on) |
 //! | early_drop | bool | true | admission test of section 5 for green |
+//! | drop_green_without_duplicate | bool | true | drop a green packet whose duplicate is refused |
+//! | admission_residual | bool | false | the admission test also counts the residual on the wire |
 //! | green_dscp | DSCP | 3 (000011) | the green codepoint (section 7); all others are blue |
 //! | ecn | bool | false | RED on the virtual queue marks ECN-capable packets instead of dropping |
 //! | red | table | none | RED on the virtual queue ([`red::RedParams`]) |
@@ -48,6 +51,22 @@
 //! The link rate c is the port's own.
 //!
 //! # Decisions where the document is silent or defective
+//!
+//! - **Green packets whose duplicate is refused.** Section 5 enqueues a green packet "as
+//!   soon as [it arrives]. A duplicate of the same size is enqueued in the virtual queue if
+//!   there is enough space", so a green packet may be served although its duplicate was not
+//!   admitted. Such a packet is work the flat queue never had: the real link can then be busy
+//!   with it while the virtual queue is idle, and a blue packet arriving then gets a deadline
+//!   (its arrival time) the link cannot meet. Local transparency to blue, which section 2
+//!   says DSD satisfies "exactly", then fails (found by the property tests: e.g. 10 Mbit/s,
+//!   Buff = 1 packet, a 1460 B green served while the virtual queue is empty delays a blue
+//!   by 0.8 ms). With every real packet backed by an admitted duplicate, the real backlog
+//!   (work) never exceeds the virtual one, and every blue packet starts by its deadline: the
+//!   packet on the wire when it arrives ends within the virtual backlog, which is exactly its
+//!   deadline minus its arrival, and the serving rule does the rest. dsim therefore drops a
+//!   green packet whose duplicate is refused (`drop_green_without_duplicate = true`, the
+//!   default); `false` gives the text's behaviour. Either way green loses at least what flat
+//!   best effort would have lost.
 //!
 //! - **Buffer and ties.** Buff counts the duplicates *waiting* in the virtual queue, not the
 //!   one in service, like dsim's drop-tail FIFO, so that DSD is locally transparent to blue
@@ -66,11 +85,16 @@
 //!   miss its deadline; the head-of-line check of the late-drop algorithm stays on as a safety
 //!   net, and its drops are counted apart (`dsd_green_safety_net`) so that one can see how
 //!   often the test was not sufficient. Green never waits longer than d in either mode.
+//!   `admission_residual = true` adds the residual r of the packet on the wire to the test
+//!   (load + c r <= c (d + pg_new); DSD knows r since it handed that packet to the link).
+//!   The property tests (tests.rs, `safety_net_campaign`) measure both: with the residual
+//!   counted and g = 1, the safety net never fired over 7500 random sequences, equal or
+//!   mixed sizes; with g < 1 it still does (the test assumes green goes first).
 //! - **Colours.** The green codepoint selects green; every other codepoint is blue (ABE is
 //!   the best-effort class; section 7 makes blue the default DSCP 0).
 //! - **RED on the virtual queue** (section 5, last paragraph) decides on every duplicate. A
-//!   duplicate RED refuses does not enter the virtual queue; its blue original is dropped
-//!   (`dsd_blue_red`); a green original is unaffected (its delay bound is its only promise).
+//!   duplicate RED refuses does not enter the virtual queue; its original is dropped
+//!   (`dsd_red`), green included unless `drop_green_without_duplicate = false`.
 //! - **ECN** (section 1: green packets "more likely to be marked"): with `ecn = true`, when
 //!   RED refuses the duplicate of an ECN-capable packet, the duplicate is kept (as a flat
 //!   ECN-RED queue would keep a marked packet) and the original, blue or green, is marked CE.
@@ -126,6 +150,11 @@ pub struct DsdParams {
     /// Initial green bias, [0, 1].
     pub g: f64,
     pub early_drop: bool,
+    /// Drop a green packet whose duplicate the virtual queue refused (dsim's correction).
+    pub drop_green_without_duplicate: bool,
+    /// The admission test also counts the residual transmission time of the packet on the
+    /// wire (dsim's option; false: the test as section 5 states it).
+    pub admission_residual: bool,
     pub green_dscp: Dscp,
     pub ecn: bool,
     pub red: Option<RedParams>,
@@ -133,7 +162,7 @@ pub struct DsdParams {
 }
 
 impl DsdParams {
-    /// Section 5 as written: early drop on, g = 1, default green codepoint, no RED, no ECN,
+    /// Section 5: early drop on, g = 1, green packets without duplicate dropped, default green codepoint, no RED, no ECN,
     /// no control loop.
     pub fn new(buffer: Limit, d: Duration) -> Self {
         DsdParams {
@@ -141,6 +170,8 @@ impl DsdParams {
             d,
             g: 1.0,
             early_drop: true,
+            drop_green_without_duplicate: true,
+            admission_residual: false,
             green_dscp: DEFAULT_GREEN_DSCP,
             ecn: false,
             red: None,
@@ -198,6 +229,8 @@ pub struct Dsd {
     /// Blue bytes ever dequeued (blue packets only leave from the head, when served).
     blue_out_bytes: u64,
     blue_in_bytes: u64,
+    /// When the last packet this discipline handed to the link finishes transmission.
+    wire_end: SimTime,
     pub counters: DsdCounters,
 }
 
@@ -220,6 +253,7 @@ impl Dsd {
             green_bytes: 0,
             blue_out_bytes: 0,
             blue_in_bytes: 0,
+            wire_end: SimTime::ZERO,
             counters: DsdCounters::default(),
         }
     }
@@ -297,15 +331,16 @@ impl Dsd {
             self.virtual_queue.offer(now, size)
         };
 
+        let refused = if red_refuses {
+            DropCause::DsdRed
+        } else {
+            DropCause::DsdOverflow
+        };
         if !green {
             // "if dropped in virtual flat queue: drop"
             let Some(start) = duplicate else {
                 self.note_loss(BLUE);
-                return Verdict::Drop(if red_refuses {
-                    DropCause::DsdBlueRed
-                } else {
-                    DropCause::DsdBlueOverflow
-                });
+                return Verdict::Drop(refused);
             };
             if mark {
                 ctx.pkts[id].ecn = Ecn::Ce;
@@ -326,6 +361,11 @@ impl Dsd {
 
         // Green: "maxServiceTime = now + d".
         let deadline = now + self.params.d;
+        if duplicate.is_none() && self.params.drop_green_without_duplicate {
+            // dsim's correction: see "Green packets whose duplicate is refused" above.
+            self.note_loss(GREEN);
+            return Verdict::Drop(refused);
+        }
         if let Some(c) = &self.control {
             let penalty = c.penalty();
             if penalty > 0.0 && ctx.rng.random::<f64>() < penalty {
@@ -366,11 +406,18 @@ impl Dsd {
 
     /// Section 5, early green drop: the packet "is discarded if [its admission load] is more
     /// than c * (d + pgnew). It is accepted otherwise."
+    /// With `admission_residual`, the residual transmission time r of the packet on the wire
+    /// is added: load + c r <= c (d + pgnew).
     fn admission_test(&self, now: SimTime, size: u32) -> bool {
         let load_bits = 8 * self.admission_load(now, size) as u128;
+        let residual_ns = if self.params.admission_residual {
+            self.wire_end.0.saturating_sub(now.0) as u128
+        } else {
+            0
+        };
         // c (d + pgnew) in bits: c d + 8 s exactly (c pgnew is the packet's own bits).
         let capacity_bits_ns = self.rate.0 as u128 * self.params.d.0 as u128 + 8 * size as u128 * NS_PER_SEC as u128;
-        load_bits * NS_PER_SEC as u128 <= capacity_bits_ns
+        load_bits * NS_PER_SEC as u128 + self.rate.0 as u128 * residual_ns <= capacity_bits_ns
     }
 
     /// Section 5, "Packet Serving Algorithm", with the green bias of section 5.1.
@@ -441,7 +488,9 @@ impl Dsd {
             self.counters.served_blue += 1;
             (e.id, BLUE)
         };
-        let wait = now - ctx.pkts[id].enqueued_at;
+        let pkt = &ctx.pkts[id];
+        self.wire_end = now + self.rate.tx_time(pkt.size as u64);
+        let wait = now - pkt.enqueued_at;
         if colour == GREEN {
             self.counters.max_green_wait = self.counters.max_green_wait.max(wait);
         }

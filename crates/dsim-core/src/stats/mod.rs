@@ -21,10 +21,11 @@ pub enum DropCause {
     Overflow,
     /// The link direction's random loss (`loss` in the scenario).
     LinkLoss,
-    /// DSD (ABE): the virtual flat queue was full, so the blue packet is dropped (section 5).
-    DsdBlueOverflow,
-    /// DSD (ABE): RED on the virtual queue refused the blue packet's duplicate (section 5).
-    DsdBlueRed,
+    /// DSD (ABE): the virtual flat queue was full, so the packet whose duplicate it refused
+    /// is dropped: blue (section 5) or green (dsim, for local transparency; `sched::dsd`).
+    DsdOverflow,
+    /// DSD (ABE): RED on the virtual queue refused the packet's duplicate (section 5).
+    DsdRed,
     /// DSD (ABE): a green packet could no longer be served within d (late drop, Appendix A).
     DsdGreenLate,
     /// DSD (ABE): a green packet failed the admission test on arrival (early drop, Appendix B).
@@ -40,8 +41,8 @@ impl DropCause {
     pub const ALL: [DropCause; 8] = [
         DropCause::Overflow,
         DropCause::LinkLoss,
-        DropCause::DsdBlueOverflow,
-        DropCause::DsdBlueRed,
+        DropCause::DsdOverflow,
+        DropCause::DsdRed,
         DropCause::DsdGreenLate,
         DropCause::DsdGreenEarly,
         DropCause::DsdGreenSafetyNet,
@@ -53,8 +54,8 @@ impl DropCause {
         match self {
             DropCause::Overflow => "overflow",
             DropCause::LinkLoss => "link_loss",
-            DropCause::DsdBlueOverflow => "dsd_blue_overflow",
-            DropCause::DsdBlueRed => "dsd_blue_red",
+            DropCause::DsdOverflow => "dsd_overflow",
+            DropCause::DsdRed => "dsd_red",
             DropCause::DsdGreenLate => "dsd_green_late",
             DropCause::DsdGreenEarly => "dsd_green_early",
             DropCause::DsdGreenSafetyNet => "dsd_green_safety_net",
