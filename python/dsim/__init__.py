@@ -10,11 +10,12 @@ from . import _dsim
 from .api import replication_seed, run
 from .errors import DsimError, ScenarioError, SimulationError
 from .results import Results
-from .scenario import Scenario, cbr, droptail, poisson
+from .scenario import ABE_GREEN_DSCP, Scenario, cbr, droptail, dsd, poisson
 
 __version__ = _dsim.__version__
 
 __all__ = [
+    "ABE_GREEN_DSCP",
     "DsimError",
     "Results",
     "Scenario",
@@ -22,6 +23,7 @@ __all__ = [
     "SimulationError",
     "cbr",
     "droptail",
+    "dsd",
     "poisson",
     "replication_seed",
     "run",

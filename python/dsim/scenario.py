@@ -26,12 +26,66 @@ import tomli_w
 from . import _dsim
 from .errors import ScenarioError
 
-__all__ = ["Scenario", "droptail", "cbr", "poisson"]
+__all__ = ["Scenario", "droptail", "dsd", "cbr", "poisson", "ABE_GREEN_DSCP"]
+
+#: The default ABE green codepoint, 000011 (3): RFC 2474 pool 2 (experimental/local use),
+#: below 0x38 as draft-hurley-alternative-best-effort section 7 asks. Blue is DSCP 0.
+ABE_GREEN_DSCP = 3
 
 
 def droptail(limit: str = "100p") -> dict[str, Any]:
     """A drop-tail FIFO holding at most `limit` ("100p" packets or "64KB" bytes)."""
     return {"type": "droptail", "limit": limit}
+
+
+def dsd(
+    buffer: str,
+    d: str,
+    *,
+    g: float | str | None = None,
+    early_drop: bool | None = None,
+    drop_green_without_duplicate: bool | None = None,
+    admission_residual: bool | None = None,
+    green_dscp: int | str | None = None,
+    ecn: bool | None = None,
+    red: dict[str, Any] | None = None,
+    control: dict[str, Any] | bool | None = None,
+) -> dict[str, Any]:
+    """ABE's Duplicate Scheduling with Deadlines (draft-hurley-alternative-best-effort, 5).
+
+    buffer: Buff, the virtual flat best-effort queue ("75KB" or "50p").
+    d: green's maximum queueing delay ("10ms").
+    g: green bias in [0, 1] (default 1; the initial value under a control loop).
+    early_drop: the admission test for green on arrival (default True).
+    drop_green_without_duplicate: drop green packets whose duplicate the virtual queue
+        refuses (default True; False is the draft's text, which breaks local transparency).
+    admission_residual: the admission test also counts the residual on the wire (default False).
+    green_dscp: the green codepoint (default ABE_GREEN_DSCP = 3); every other one is blue.
+    ecn: RED on the virtual queue marks ECN-capable packets instead of dropping (needs red).
+    red: RED on the virtual queue: {"min_th", "max_th", "max_p", "w_q"}, thresholds in the
+        unit of buffer.
+    control: the control loop of section 5.1: True or {} for the defaults, or a dict of
+        {"period", "gain", "rtt", "weight", "target", "max_penalty"}.
+    """
+    if control is True:
+        control = {}
+    elif control is False:
+        control = None
+    return _drop_none(
+        {
+            "type": "dsd",
+            "buffer": buffer,
+            "d": d,
+            "g": g,
+            "early_drop": early_drop,
+            "drop_green_without_duplicate": drop_green_without_duplicate,
+            "admission_residual": admission_residual,
+            "green_dscp": green_dscp,
+            "ecn": ecn,
+            "red": red,
+            "control": control,
+        }
+    )
 
 
 def cbr(rate: str, size: str, spacing_variation: str | float | None = None) -> dict[str, Any]:

@@ -173,7 +173,7 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         f.s("group", flow.group.clone());
         f.s("src", nodes[flow.src as usize].name.clone());
         f.s("dst", nodes[flow.dst as usize].name.clone());
-        f.s("transport", "udp");
+        f.s("transport", flow.app.transport());
         f.s("dscp", flow.sender.dscp.to_string());
         f.u("sent_pkts", s.sent_pkts);
         f.u("sent_bytes", s.sent_bytes);
@@ -210,6 +210,7 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
             for cause in DropCause::ALL {
                 q.u(&format!("drop_{}_pkts", cause.name()), c.drops.pkts[cause as usize]);
             }
+            q.u("ecn_marked_pkts", c.ecn_marked_pkts);
             q.f("mean_len_pkts", mean_p);
             q.f("mean_len_bytes", mean_b);
             q.f("throughput_bps", per_second(c.departures_bytes, &w));

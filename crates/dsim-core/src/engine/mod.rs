@@ -18,4 +18,6 @@ pub enum Event {
     Arrival(PortId),
     /// A flow's application acts (a CBR source emits its next packet).
     App(FlowId),
+    /// The feedback timer of an adaptive (TFRC) flow's receiver (RFC 5348 section 6.2).
+    Feedback(FlowId),
 }

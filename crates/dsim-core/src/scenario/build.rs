@@ -9,11 +9,11 @@ use super::error::{KeyPath, ScenarioError};
 use super::schema::{
     AppSpec, DirectionSpec, DsdControlSpec, DsdRedSpec, DsdSpec, FlowSpec, LinkSpec, QueueSpec, Scenario,
 };
-use crate::app::{App, Cbr, Poisson};
+use crate::app::{Adaptive, App, Cbr, Poisson};
 use crate::aqm::AqmQueue;
 use crate::engine::rng::stream;
 use crate::net::{Network, Node, NodeKind, Port, Routes};
-use crate::packet::{NodeId, PortId};
+use crate::packet::{Dscp, NodeId, PortId};
 use crate::sched::dsd::{Dsd, DsdParams, control::ControlParams, is_valid_green_dscp, red::RedParams};
 use crate::sched::{Fifo, Qdisc};
 use crate::sim::{Flow, Simulation};
@@ -225,6 +225,23 @@ pub fn build_qdisc(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Qdisc
     }
 }
 
+/// ABE section 7: green comes from RFC 2474's pools 2 or 3, below 0x38.
+fn check_green_dscp(dscp: Dscp, path: KeyPath) -> Result<()> {
+    if !is_valid_green_dscp(dscp) {
+        return err(
+            path,
+            dscp.0,
+            format!(
+                "the green codepoint must come from RFC 2474's experimental/local-use pools \
+                 (binary xxxx11 or xxxx01) and be below 0x38 (ABE section 7); {:06b} is not; \
+                 the default is 3 (000011)",
+                dscp.0
+            ),
+        );
+    }
+    Ok(())
+}
+
 /// Checks a `type = "dsd"` queue and turns it into DSD's parameters.
 fn dsd_params(spec: &DsdSpec, path: &KeyPath) -> Result<DsdParams> {
     let DsdSpec {
@@ -247,18 +264,7 @@ fn dsd_params(spec: &DsdSpec, path: &KeyPath) -> Result<DsdParams> {
             "green's maximum queueing delay must be greater than 0s",
         );
     }
-    if !is_valid_green_dscp(*green_dscp) {
-        return err(
-            path.key("green_dscp"),
-            green_dscp.0,
-            format!(
-                "the green codepoint must come from RFC 2474's experimental/local-use pools \
-                 (binary xxxx11 or xxxx01) and be below 0x38 (ABE section 7); {:06b} is not; \
-                 the default is 3 (000011)",
-                green_dscp.0
-            ),
-        );
-    }
+    check_green_dscp(*green_dscp, path.key("green_dscp"))?;
     if *ecn && red.is_none() {
         return err(
             path.key("ecn"),
@@ -574,6 +580,16 @@ fn build_app(spec: &AppSpec, p: &KeyPath) -> Result<App> {
             check_rate(*rate, p.key("rate"))?;
             let size = check_size(size.0, p.key("size"))?;
             Ok(App::Poisson(Poisson::new(*rate, size)))
+        }
+        AppSpec::Tfrc {
+            size,
+            green,
+            green_dscp,
+            ecn,
+        } => {
+            let size = check_size(size.0, p.key("size"))?;
+            check_green_dscp(*green_dscp, p.key("green_dscp"))?;
+            Ok(App::Adaptive(Box::new(Adaptive::new(size, green.0, *green_dscp, *ecn))))
         }
     }
 }

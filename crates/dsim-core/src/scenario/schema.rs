@@ -171,7 +171,10 @@ fn control_weight() -> Fraction {
     Fraction(0.5)
 }
 fn control_target() -> f64 {
-    1.0
+    0.9
+}
+fn control_max_penalty() -> Fraction {
+    Fraction(0.5)
 }
 
 /// DSD's control loop for throughput transparency (see `sched/dsd/control.rs`).
@@ -192,7 +195,7 @@ pub struct DsdControlSpec {
     #[serde(default = "control_target")]
     pub target: f64,
     /// Largest extra drop probability for green once g is 0 (0: g only, as in the draft).
-    #[serde(default)]
+    #[serde(default = "control_max_penalty")]
     pub max_penalty: Fraction,
 }
 
@@ -247,4 +250,17 @@ pub enum AppSpec {
     },
     /// Poisson arrivals of fixed-size datagrams over UDP at mean `rate`.
     Poisson { rate: Rate, size: Bytes },
+    /// TCP-friendly rate-adaptive source (RFC 5348 TFRC) for ABE: `size` datagrams at the
+    /// rate the throughput equation allows; the share `green` of them carries `green_dscp`,
+    /// the others the flow's `dscp`.
+    Tfrc {
+        size: Bytes,
+        #[serde(default)]
+        green: Fraction,
+        #[serde(default = "default_green_dscp")]
+        green_dscp: Dscp,
+        /// ECN-capable packets; CE marks count as losses.
+        #[serde(default)]
+        ecn: bool,
+    },
 }

@@ -10,6 +10,8 @@ pub struct ClassStats {
     pub departures_pkts: u64,
     pub departures_bytes: u64,
     pub drops: DropCounts,
+    /// Admitted packets the discipline marked Congestion Experienced (RFC 3168).
+    pub ecn_marked_pkts: u64,
     /// Packets and bytes of this class waiting now (excluding the one being transmitted).
     pub len_pkts: u64,
     pub len_bytes: u64,
@@ -43,6 +45,14 @@ impl ClassStats {
         self.advance(w, now);
         self.len_pkts += 1;
         self.len_bytes += bytes as u64;
+    }
+
+    /// The discipline set CE on an admitted packet.
+    #[inline]
+    pub fn on_marked(&mut self, w: &Window, now: SimTime) {
+        if w.contains(now) {
+            self.ecn_marked_pkts += 1;
+        }
     }
 
     /// A queued packet left: for transmission (`dropped = None`) or dropped from the queue.
