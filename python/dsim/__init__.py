@@ -10,7 +10,7 @@ from . import _dsim
 from .api import replication_seed, run
 from .errors import DsimError, ScenarioError, SimulationError
 from .results import Results
-from .scenario import ABE_GREEN_DSCP, Scenario, cbr, droptail, dsd, poisson
+from .scenario import ABE_GREEN_DSCP, Scenario, cbr, droptail, dsd, poisson, tfrc
 
 __version__ = _dsim.__version__
 
@@ -27,5 +27,6 @@ __all__ = [
     "poisson",
     "replication_seed",
     "run",
+    "tfrc",
     "__version__",
 ]

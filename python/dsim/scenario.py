@@ -26,7 +26,7 @@ import tomli_w
 from . import _dsim
 from .errors import ScenarioError
 
-__all__ = ["Scenario", "droptail", "dsd", "cbr", "poisson", "ABE_GREEN_DSCP"]
+__all__ = ["Scenario", "droptail", "dsd", "cbr", "poisson", "tfrc", "ABE_GREEN_DSCP"]
 
 #: The default ABE green codepoint, 000011 (3): RFC 2474 pool 2 (experimental/local use),
 #: below 0x38 as draft-hurley-alternative-best-effort section 7 asks. Blue is DSCP 0.
@@ -42,7 +42,7 @@ def dsd(
     buffer: str,
     d: str,
     *,
-    g: float | str | None = None,
+    g: float | None = None,
     early_drop: bool | None = None,
     drop_green_without_duplicate: bool | None = None,
     admission_residual: bool | None = None,
@@ -100,6 +100,16 @@ def cbr(rate: str, size: str, spacing_variation: str | float | None = None) -> d
 def poisson(rate: str, size: str) -> dict[str, Any]:
     """Poisson arrivals of fixed-size UDP datagrams at mean `rate`."""
     return {"type": "poisson", "rate": rate, "size": size}
+
+
+def tfrc(size: str, *, green: float | None = None, green_dscp: int | str | None = None, ecn: bool | None = None) -> dict[str, Any]:
+    """A TCP-friendly rate-adaptive source (RFC 5348 TFRC) of `size` datagrams for ABE.
+
+    green: share of packets tagged green, in [0, 1] (default 0: all carry the flow's
+        dscp); green_dscp: their codepoint (default ABE_GREEN_DSCP); ecn: ECN-capable
+        packets, CE marks count as losses.
+    """
+    return _drop_none({"type": "tfrc", "size": size, "green": green, "green_dscp": green_dscp, "ecn": ecn})
 
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:

@@ -272,7 +272,7 @@ fn dsd_errors_name_the_key_value_and_rule() {
             "unknown field `dd`",
         ),
         (r#"{ type = "dsd", buffer = "75KB" }"#, "missing field `d`"),
-        (r#"{ type = "dsd", buffer = "75KB", d = "10ms", g = 1.5 }"#, "g"),
+        (r#"{ type = "dsd", buffer = "75KB", d = "10" }"#, "\"10\" has no unit"),
         (
             r#"{ type = "dsd", buffer = "75KB", d = "10ms", control = { periodd = "1s" } }"#,
             "unknown field `periodd`",
@@ -285,7 +285,7 @@ fn dsd_errors_name_the_key_value_and_rule() {
 
 #[test]
 fn dsd_scenario_syntax_round_trips() {
-    let queue = r#"{ type = "dsd", buffer = "100p", d = "20ms", g = 0.5, early_drop = false, green_dscp = 0b001011, ecn = true, red = { min_th = "20p", max_th = "60p", max_p = "10%", w_q = 0.002 }, control = { period = "500ms", gain = 0.05, rtt = "80ms", max_penalty = 0.2 } }"#;
+    let queue = r#"{ type = "dsd", buffer = "100p", d = "20ms", g = 0.5, early_drop = false, green_dscp = 0b001011, ecn = true, red = { min_th = "20p", max_th = "60p", max_p = 0.1, w_q = 0.002 }, control = { period = "500ms", gain = 0.05, rtt = "80ms", max_penalty = 0.2 } }"#;
     let sc = scenario::from_toml(&dumbbell(queue, FLOWS.replace("GREEN", "11").as_str())).expect("valid");
     let canonical = scenario::canonical_toml(&sc);
     let again = scenario::from_toml(&canonical).expect("canonical form is valid");
@@ -367,7 +367,7 @@ fn transparency_run(queue: &str, test_green: bool, n_blue: u32, seconds: u64, se
     let n = sim.flows.len();
     let port = sim.net.ports.iter().find(|p| p.name == "R1->R2").expect("bottleneck");
     let g = match &port.qdisc {
-        dsim_core::sched::Qdisc::Dsd(d) => d.g,
+        dsim_core::sched::Qdisc::Dsd(d) => d.g(),
         _ => f64::NAN,
     };
     Outcome {

@@ -225,6 +225,14 @@ pub fn build_qdisc(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Qdisc
     }
 }
 
+/// A probability or share: a number in [0, 1].
+fn check_unit_interval(v: f64, path: KeyPath, what: &str) -> Result<()> {
+    if !(0.0..=1.0).contains(&v) {
+        return err(path, v, format!("{what}: a number in [0, 1]"));
+    }
+    Ok(())
+}
+
 /// ABE section 7: green comes from RFC 2474's pools 2 or 3, below 0x38.
 fn check_green_dscp(dscp: Dscp, path: KeyPath) -> Result<()> {
     if !is_valid_green_dscp(dscp) {
@@ -257,6 +265,7 @@ fn dsd_params(spec: &DsdSpec, path: &KeyPath) -> Result<DsdParams> {
         control,
     } = spec;
     check_limit(*buffer, path.key("buffer"))?;
+    check_unit_interval(*g, path.key("g"), "the green bias is a probability")?;
     if d.0 == 0 {
         return err(
             path.key("d"),
@@ -284,7 +293,7 @@ fn dsd_params(spec: &DsdSpec, path: &KeyPath) -> Result<DsdParams> {
     Ok(DsdParams {
         buffer: *buffer,
         d: *d,
-        g: g.0,
+        g: *g,
         early_drop: *early_drop,
         drop_green_without_duplicate: *drop_green_without_duplicate,
         admission_residual: *admission_residual,
@@ -324,15 +333,15 @@ fn dsd_red(r: &DsdRedSpec, buffer: Limit, path: &KeyPath) -> Result<RedParams> {
         );
     }
     for (key, v) in [("max_p", r.max_p), ("w_q", r.w_q)] {
-        if v.0 <= 0.0 {
-            return err(path.key(key), v.0, "must be greater than 0 (and at most 1)");
+        if !(v > 0.0 && v <= 1.0) {
+            return err(path.key(key), v, "must be greater than 0 and at most 1");
         }
     }
     Ok(RedParams {
         min_th: value(r.min_th) as f64,
         max_th: value(r.max_th) as f64,
-        max_p: r.max_p.0,
-        w_q: r.w_q.0,
+        max_p: r.max_p,
+        w_q: r.w_q,
     })
 }
 
@@ -347,27 +356,28 @@ fn dsd_control(c: &DsdControlSpec, path: &KeyPath) -> Result<ControlParams> {
             return err(path.key(key), v, "must be a number greater than 0");
         }
     }
-    if c.weight.0 <= 0.0 {
+    if !(c.weight > 0.0 && c.weight <= 1.0) {
         return err(
             path.key("weight"),
-            c.weight.0,
-            "the newest period's weight must be greater than 0 (and at most 1)",
+            c.weight,
+            "the newest period's weight must be greater than 0 and at most 1",
         );
     }
-    if c.max_penalty.0 >= 1.0 {
+    if !(c.max_penalty >= 0.0 && c.max_penalty < 1.0) {
         return err(
             path.key("max_penalty"),
-            c.max_penalty.0,
-            "the green penalty must stay below 1 (1 would drop every green packet)",
+            c.max_penalty,
+            "the green penalty is a probability and must stay below 1 (1 would drop every \
+             green packet)",
         );
     }
     Ok(ControlParams {
         period: c.period,
         gain: c.gain,
         rtt: c.rtt,
-        weight: c.weight.0,
+        weight: c.weight,
         target: c.target,
-        max_penalty: c.max_penalty.0,
+        max_penalty: c.max_penalty,
     })
 }
 
@@ -588,8 +598,9 @@ fn build_app(spec: &AppSpec, p: &KeyPath) -> Result<App> {
             ecn,
         } => {
             let size = check_size(size.0, p.key("size"))?;
+            check_unit_interval(*green, p.key("green"), "the green share is a fraction of the packets")?;
             check_green_dscp(*green_dscp, p.key("green_dscp"))?;
-            Ok(App::Adaptive(Box::new(Adaptive::new(size, green.0, *green_dscp, *ecn))))
+            Ok(App::Adaptive(Box::new(Adaptive::new(size, *green, *green_dscp, *ecn))))
         }
     }
 }

@@ -109,9 +109,11 @@ pub struct DsdSpec {
     pub buffer: Limit,
     /// Green's maximum queueing delay at this hop.
     pub d: Duration,
-    /// Green bias (section 5.1), the initial value when a control loop is set.
-    #[serde(default = "fraction_one")]
-    pub g: Fraction,
+    /// Green bias (section 5.1) in [0, 1], the initial value when a control loop is set.
+    /// (Plain numbers here and below: range errors are reported in the builder, which knows
+    /// the key path; inside a `type`-tagged table serde does not.)
+    #[serde(default = "one_f64")]
+    pub g: f64,
     /// Admission test for green on arrival (section 5); false: late drop only.
     #[serde(default = "yes")]
     pub early_drop: bool,
@@ -137,8 +139,8 @@ pub struct DsdSpec {
     pub control: Option<DsdControlSpec>,
 }
 
-fn fraction_one() -> Fraction {
-    Fraction(1.0)
+fn one_f64() -> f64 {
+    1.0
 }
 fn yes() -> bool {
     true
@@ -153,9 +155,10 @@ fn default_green_dscp() -> Dscp {
 pub struct DsdRedSpec {
     pub min_th: Limit,
     pub max_th: Limit,
-    pub max_p: Fraction,
-    /// Weight of the average queue size (Floyd & Jacobson's w_q).
-    pub w_q: Fraction,
+    /// In (0, 1].
+    pub max_p: f64,
+    /// Weight of the average queue size (Floyd & Jacobson's w_q), in (0, 1].
+    pub w_q: f64,
 }
 
 fn control_period() -> Duration {
@@ -167,14 +170,14 @@ fn control_gain() -> f64 {
 fn control_rtt() -> Duration {
     Duration::from_millis(100)
 }
-fn control_weight() -> Fraction {
-    Fraction(0.5)
+fn control_weight() -> f64 {
+    0.5
 }
 fn control_target() -> f64 {
     0.9
 }
-fn control_max_penalty() -> Fraction {
-    Fraction(0.5)
+fn control_max_penalty() -> f64 {
+    0.5
 }
 
 /// DSD's control loop for throughput transparency (see `sched/dsd/control.rs`).
@@ -190,13 +193,13 @@ pub struct DsdControlSpec {
     pub rtt: Duration,
     /// Weight of the newest period in the moving averages.
     #[serde(default = "control_weight")]
-    pub weight: Fraction,
+    pub weight: f64,
     /// The ratio of green to blue formula throughput aimed at.
     #[serde(default = "control_target")]
     pub target: f64,
     /// Largest extra drop probability for green once g is 0 (0: g only, as in the draft).
     #[serde(default = "control_max_penalty")]
-    pub max_penalty: Fraction,
+    pub max_penalty: f64,
 }
 
 impl Default for QueueSpec {
@@ -255,8 +258,9 @@ pub enum AppSpec {
     /// the others the flow's `dscp`.
     Tfrc {
         size: Bytes,
+        /// Share of packets tagged green, [0, 1].
         #[serde(default)]
-        green: Fraction,
+        green: f64,
         #[serde(default = "default_green_dscp")]
         green_dscp: Dscp,
         /// ECN-capable packets; CE marks count as losses.

@@ -212,6 +212,23 @@ struct GreenEntry {
     size: u32,
 }
 
+/// DSD's evolving variables (the components keep their own: virtual queue, RED, loop).
+#[derive(Debug, Clone)]
+pub struct DsdState {
+    /// The green bias in force (the control loop moves it).
+    pub g: f64,
+    blue: VecDeque<BlueEntry>,
+    green: VecDeque<GreenEntry>,
+    blue_bytes: u64,
+    green_bytes: u64,
+    /// Blue bytes ever enqueued and dequeued (blue packets only leave from the head, when
+    /// served): the prefix sums of the admission test.
+    blue_in_bytes: u64,
+    blue_out_bytes: u64,
+    /// When the last packet this discipline handed to the link finishes transmission.
+    wire_end: SimTime,
+}
+
 #[derive(Debug, Clone)]
 pub struct Dsd {
     pub params: DsdParams,
@@ -220,17 +237,7 @@ pub struct Dsd {
     pub virtual_queue: VirtualQueue,
     pub red: Option<VirtualRed>,
     pub control: Option<ControlLoop>,
-    /// The green bias in force (the control loop moves it).
-    pub g: f64,
-    blue: VecDeque<BlueEntry>,
-    green: VecDeque<GreenEntry>,
-    blue_bytes: u64,
-    green_bytes: u64,
-    /// Blue bytes ever dequeued (blue packets only leave from the head, when served).
-    blue_out_bytes: u64,
-    blue_in_bytes: u64,
-    /// When the last packet this discipline handed to the link finishes transmission.
-    wire_end: SimTime,
+    pub state: DsdState,
     pub counters: DsdCounters,
 }
 
@@ -243,19 +250,26 @@ impl Dsd {
         Dsd {
             red: params.red.map(VirtualRed::new),
             control: params.control.map(|c| ControlLoop::new(c, params.g)),
-            g: params.g,
+            state: DsdState {
+                g: params.g,
+                blue: VecDeque::with_capacity(64),
+                green: VecDeque::with_capacity(64),
+                blue_bytes: 0,
+                green_bytes: 0,
+                blue_in_bytes: 0,
+                blue_out_bytes: 0,
+                wire_end: SimTime::ZERO,
+            },
             params,
             rate,
             virtual_queue,
-            blue: VecDeque::with_capacity(64),
-            green: VecDeque::with_capacity(64),
-            blue_bytes: 0,
-            green_bytes: 0,
-            blue_out_bytes: 0,
-            blue_in_bytes: 0,
-            wire_end: SimTime::ZERO,
             counters: DsdCounters::default(),
         }
+    }
+
+    /// The green bias in force.
+    pub fn g(&self) -> f64 {
+        self.state.g
     }
 
     /// Green (queue 1) if the packet carries the green codepoint, blue (queue 0) otherwise.
@@ -271,21 +285,21 @@ impl Dsd {
     }
 
     pub fn len_packets(&self) -> usize {
-        self.blue.len() + self.green.len()
+        self.state.blue.len() + self.state.green.len()
     }
 
     pub fn len_bytes(&self) -> u64 {
-        self.blue_bytes + self.green_bytes
+        self.state.blue_bytes + self.state.green_bytes
     }
 
     /// Blue packets queued and their deadlines, head first (for tests and traces).
     pub fn blue_deadlines(&self) -> impl Iterator<Item = (PktId, SimTime)> + '_ {
-        self.blue.iter().map(|e| (e.id, e.deadline))
+        self.state.blue.iter().map(|e| (e.id, e.deadline))
     }
 
     /// Green packets queued and their deadlines, head first.
     pub fn green_deadlines(&self) -> impl Iterator<Item = (PktId, SimTime)> + '_ {
-        self.green.iter().map(|e| (e.id, e.deadline))
+        self.state.green.iter().map(|e| (e.id, e.deadline))
     }
 
     /// Lets the control loop close the periods that ended by `now` and applies its output.
@@ -293,7 +307,7 @@ impl Dsd {
     fn run_control(&mut self, now: SimTime) {
         if let Some(c) = &mut self.control {
             if c.tick(now) {
-                self.g = c.g();
+                self.state.g = c.g();
             }
         }
     }
@@ -348,14 +362,14 @@ impl Dsd {
                 self.note_loss(BLUE);
             }
             // "vd = queueing delay received in virtual queue; maxServiceTime = now + vd"
-            self.blue_in_bytes += size as u64;
-            self.blue.push_back(BlueEntry {
+            self.state.blue_in_bytes += size as u64;
+            self.state.blue.push_back(BlueEntry {
                 id,
                 deadline: start,
                 size,
-                cum_bytes: self.blue_in_bytes,
+                cum_bytes: self.state.blue_in_bytes,
             });
-            self.blue_bytes += size as u64;
+            self.state.blue_bytes += size as u64;
             return Verdict::Admit;
         }
 
@@ -382,8 +396,8 @@ impl Dsd {
             self.counters.marked_green += 1;
             self.note_loss(GREEN);
         }
-        self.green.push_back(GreenEntry { id, deadline, size });
-        self.green_bytes += size as u64;
+        self.state.green.push_back(GreenEntry { id, deadline, size });
+        self.state.green_bytes += size as u64;
         Verdict::Admit
     }
 
@@ -395,13 +409,13 @@ impl Dsd {
     pub fn admission_load(&self, now: SimTime, size: u32) -> u64 {
         let pg_new = self.rate.tx_time(size as u64);
         let bound = now + self.params.d + pg_new;
-        let n = self.blue.partition_point(|e| e.deadline < bound);
+        let n = self.state.blue.partition_point(|e| e.deadline < bound);
         let blue_prefix = if n == 0 {
             0
         } else {
-            self.blue[n - 1].cum_bytes - self.blue_out_bytes
+            self.state.blue[n - 1].cum_bytes - self.state.blue_out_bytes
         };
-        self.green_bytes + size as u64 + blue_prefix
+        self.state.green_bytes + size as u64 + blue_prefix
     }
 
     /// Section 5, early green drop: the packet "is discarded if [its admission load] is more
@@ -411,7 +425,7 @@ impl Dsd {
     fn admission_test(&self, now: SimTime, size: u32) -> bool {
         let load_bits = 8 * self.admission_load(now, size) as u128;
         let residual_ns = if self.params.admission_residual {
-            self.wire_end.0.saturating_sub(now.0) as u128
+            self.state.wire_end.0.saturating_sub(now.0) as u128
         } else {
             0
         };
@@ -425,12 +439,12 @@ impl Dsd {
         let now = ctx.now;
         self.run_control(now);
         // "remove all green packets whose maxServiceTime cannot be met"
-        while let Some(head) = self.green.front() {
+        while let Some(head) = self.state.green.front() {
             if head.deadline >= now {
                 break;
             }
-            let head = self.green.pop_front().expect("peeked");
-            self.green_bytes -= head.size as u64;
+            let head = self.state.green.pop_front().expect("peeked");
+            self.state.green_bytes -= head.size as u64;
             let cause = if self.params.early_drop {
                 self.counters.safety_net += 1;
                 DropCause::DsdGreenSafetyNet
@@ -440,7 +454,7 @@ impl Dsd {
             self.note_loss(GREEN);
             ctx.dropped.push((head.id, cause));
         }
-        let serve_green = match (self.blue.front(), self.green.front()) {
+        let serve_green = match (self.state.blue.front(), self.state.green.front()) {
             (None, None) => return None,
             // "if no green packet to serve: serve blue packet if any"
             (Some(_), None) => false,
@@ -459,7 +473,7 @@ impl Dsd {
                 } else {
                     // Section 5.1: "when both the blue and green packets can wait, g is the
                     // probability that we serve the green packet first".
-                    let g = self.g;
+                    let g = self.state.g;
                     let green_first = if g >= 1.0 {
                         true
                     } else if g <= 0.0 {
@@ -477,19 +491,19 @@ impl Dsd {
             }
         };
         let (id, colour) = if serve_green {
-            let e = self.green.pop_front().expect("green head");
-            self.green_bytes -= e.size as u64;
+            let e = self.state.green.pop_front().expect("green head");
+            self.state.green_bytes -= e.size as u64;
             self.counters.served_green += 1;
             (e.id, GREEN)
         } else {
-            let e = self.blue.pop_front().expect("blue head");
-            self.blue_bytes -= e.size as u64;
-            self.blue_out_bytes += e.size as u64;
+            let e = self.state.blue.pop_front().expect("blue head");
+            self.state.blue_bytes -= e.size as u64;
+            self.state.blue_out_bytes += e.size as u64;
             self.counters.served_blue += 1;
             (e.id, BLUE)
         };
         let pkt = &ctx.pkts[id];
-        self.wire_end = now + self.rate.tx_time(pkt.size as u64);
+        self.state.wire_end = now + self.rate.tx_time(pkt.size as u64);
         let wait = now - pkt.enqueued_at;
         if colour == GREEN {
             self.counters.max_green_wait = self.counters.max_green_wait.max(wait);
