@@ -463,3 +463,31 @@ fn an_adaptive_source_can_mix_colours() {
     let port = sim.net.ports.iter().find(|p| p.name == "R1->R2").expect("bottleneck");
     assert!(port.stats[1].departures_pkts > 100, "green queue used");
 }
+
+#[test]
+fn ecn_capable_tfrc_sources_get_marks_instead_of_red_drops() {
+    // RED on the virtual queue with ECN: ECN-capable TFRC sources see CE marks, counted by
+    // the port, and no RED drop; the marks drive their rate (they count as losses), so the
+    // virtual queue stays near RED's thresholds instead of overflowing.
+    let queue = r#"{ type = "dsd", buffer = "75KB", d = "20ms", ecn = true, red = { min_th = "15KB", max_th = "45KB", max_p = 0.1, w_q = 0.002 } }"#;
+    let text = transparency_scenario(queue, true, 4, 120)
+        .replace(r#"size = "1000B" }"#, r#"size = "1000B", ecn = true }"#)
+        .replace("green = 1.0 }", "green = 1.0, ecn = true }");
+    let sc = scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
+    let t = dsim_core::run(&sc, 1, 1, 1).expect("runs");
+    let ports = col_str(&t.queues, "port");
+    let marks = col_u64(&t.queues, "ecn_marked_pkts");
+    let red = col_u64(&t.queues, "drop_dsd_red_pkts");
+    let overflow = col_u64(&t.queues, "drop_dsd_overflow_pkts");
+    let rows: Vec<usize> = (0..ports.len()).filter(|&i| ports[i] == "R1->R2").collect();
+    eprintln!(
+        "marks {:?}, red drops {:?}, overflow {:?}",
+        rows.iter().map(|&i| marks[i]).collect::<Vec<_>>(),
+        rows.iter().map(|&i| red[i]).collect::<Vec<_>>(),
+        rows.iter().map(|&i| overflow[i]).collect::<Vec<_>>()
+    );
+    assert!(rows.iter().all(|&i| marks[i] > 0), "both colours marked");
+    assert!(rows.iter().all(|&i| red[i] == 0 && overflow[i] == 0));
+    let thr = col_f64(&t.flows, "throughput_bps");
+    assert!(thr.iter().sum::<f64>() > 900_000.0, "{thr:?}");
+}

@@ -49,6 +49,8 @@ struct Link {
     /// For each green arrival at a DSD link: would the admission test have refused it had it
     /// also counted the residual transmission time of the packet on the wire?
     residual_refuses: Vec<bool>,
+    /// The next arrivals are ECN-capable.
+    ect_next: bool,
 }
 
 impl Link {
@@ -65,6 +67,7 @@ impl Link {
             order: Vec::new(),
             idled_with_backlog: false,
             residual_refuses: Vec::new(),
+            ect_next: false,
         }
     }
 
@@ -128,7 +131,7 @@ impl Link {
         let id = self.pkts.alloc(Packet {
             size,
             dscp,
-            ecn: Ecn::NotEct,
+            ecn: if self.ect_next { Ecn::Ect } else { Ecn::NotEct },
             enqueued_at: t,
             sent_at: t,
             ..Default::default()
@@ -457,6 +460,48 @@ fn appendix_b_early_green_drop() {
         ]
     );
     assert_eq!(ex.link.dsd_state().counters.safety_net, 0);
+}
+
+#[test]
+fn red_on_the_virtual_queue_drops_or_marks() {
+    // RED with w_q = 1 (avg = the instantaneous waiting count), min_th = 1, max_th = 2
+    // packets, on Buff = 10. Six packets arrive at once; the virtual queue then holds
+    // 0 (the first starts at once), 0, 1, 2, 3... duplicates waiting at each arrival:
+    //   #0: idle, avg 0: admitted.  #1: avg 0: admitted.  #2: avg 1 = min_th: p_b = 0:
+    //   admitted.  #3: avg 2 >= max_th: refused.  Without ECN nothing more enters (#4, #5
+    //   see avg 2 again: refused). With ECN, ECT packets are marked instead and their
+    //   duplicates kept: #3 (avg 2), #4 (avg 3), #5 (avg 4) marked.
+    let red = RedParams {
+        min_th: 1.0,
+        max_th: 2.0,
+        max_p: 0.1,
+        w_q: 1.0,
+    };
+    for ecn in [false, true] {
+        let mut params = DsdParams::new(Limit::Packets(10), Duration(3 * MS));
+        params.red = Some(red);
+        params.ecn = ecn;
+        let mut link = Link::dsd(params, 1);
+        let mut ids = Vec::new();
+        for k in 0..6 {
+            let dscp = if k == 5 { GREEN_DSCP } else { BLUE_DSCP };
+            link.ect_next = ecn;
+            ids.push(link.arrive(at(0), PKT, dscp));
+        }
+        let marked: Vec<bool> = ids.iter().map(|&i| link.pkts[PktId(i as u32)].ecn == Ecn::Ce).collect();
+        let fates: Vec<Fate> = ids.iter().map(|&i| link.fate[i]).collect();
+        if ecn {
+            assert_eq!(marked, [false, false, false, true, true, true]);
+            assert!(fates.iter().all(|f| !matches!(f, Fate::Dropped(..))));
+            let c = link.dsd_state().counters;
+            assert_eq!((c.marked_blue, c.marked_green), (2, 1));
+        } else {
+            assert_eq!(marked, [false; 6]);
+            for f in &fates[3..] {
+                assert_eq!(*f, Fate::Dropped(at(0), DropCause::DsdRed));
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------
