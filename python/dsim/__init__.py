@@ -15,12 +15,14 @@ from .replay import kinds as replay_kinds
 from .replay import replay
 from .results import Results
 from .scenario import (
+    ABE_GREEN_DSCP,
     Scenario,
     cbq,
     cbr,
     demote,
     droptail,
     drr,
+    dsd,
     ef_policer,
     klass,
     mark,
@@ -33,6 +35,7 @@ from .scenario import (
     rio,
     srtcm,
     tb_shaper,
+    tfrc,
     token_bucket,
     trtcm,
     tsw,
@@ -44,6 +47,7 @@ from .sweep import SweepInterrupted, SweepResults, load, sweep
 __version__ = _dsim.__version__
 
 __all__ = [
+    "ABE_GREEN_DSCP",
     "DsimError",
     "Results",
     "Scenario",
@@ -57,6 +61,7 @@ __all__ = [
     "derive_seed",
     "droptail",
     "drr",
+    "dsd",
     "ef_policer",
     "klass",
     "load",
@@ -75,6 +80,7 @@ __all__ = [
     "srtcm",
     "sweep",
     "tb_shaper",
+    "tfrc",
     "token_bucket",
     "trtcm",
     "tsw",

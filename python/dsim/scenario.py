@@ -52,7 +52,15 @@ __all__ = [
     "match",
     "mark",
     "demote",
+    # Alternative Best-Effort (docs/abe.md)
+    "dsd",
+    "tfrc",
+    "ABE_GREEN_DSCP",
 ]
+
+#: The default ABE green codepoint, 000011 (3): RFC 2474 pool 2 (experimental/local use),
+#: below 0x38 as draft-hurley-alternative-best-effort section 7 asks. Blue is DSCP 0.
+ABE_GREEN_DSCP = 3
 
 
 def droptail(limit: str = "100p") -> dict[str, Any]:
@@ -93,6 +101,56 @@ def klass(
             "priority_rate": priority_rate,
             "priority_burst": priority_burst,
             "queue": queue,
+        }
+    )
+
+
+def dsd(
+    buffer: str,
+    d: str,
+    *,
+    g: float | None = None,
+    early_drop: bool | None = None,
+    drop_green_without_duplicate: bool | None = None,
+    admission_residual: bool | None = None,
+    green_dscp: int | str | None = None,
+    ecn: bool | None = None,
+    red: dict[str, Any] | None = None,
+    control: dict[str, Any] | bool | None = None,
+) -> dict[str, Any]:
+    """ABE's Duplicate Scheduling with Deadlines (draft-hurley-alternative-best-effort, 5).
+
+    buffer: Buff, the virtual flat best-effort queue ("75KB" or "50p").
+    d: green's maximum queueing delay ("10ms").
+    g: green bias in [0, 1] (default 1; the initial value under a control loop).
+    early_drop: the admission test for green on arrival (default True).
+    drop_green_without_duplicate: drop green packets whose duplicate the virtual queue
+        refuses (default True; False is the draft's text, which breaks local transparency).
+    admission_residual: the admission test also counts the residual on the wire (default False).
+    green_dscp: the green codepoint (default ABE_GREEN_DSCP = 3); every other one is blue.
+    ecn: RED on the virtual queue marks ECN-capable packets instead of dropping (needs red).
+    red: RED on the virtual queue: {"min_th", "max_th", "max_p", "w_q"}, thresholds in the
+        unit of buffer.
+    control: the control loop of section 5.1: True or {} for the defaults, or a dict of
+        {"period", "gain", "rtt", "weight", "target", "max_penalty"}.
+    """
+    if control is True:
+        control = {}
+    elif control is False:
+        control = None
+    return _drop_none(
+        {
+            "type": "dsd",
+            "buffer": buffer,
+            "d": d,
+            "g": g,
+            "early_drop": early_drop,
+            "drop_green_without_duplicate": drop_green_without_duplicate,
+            "admission_residual": admission_residual,
+            "green_dscp": green_dscp,
+            "ecn": ecn,
+            "red": red,
+            "control": control,
         }
     )
 
@@ -283,6 +341,16 @@ def mark(dscp: str | int) -> dict[str, Any]:
 def demote(dscp: str | int) -> dict[str, Any]:
     """Action: demote to `dscp` (counted as a demotion when it changes)."""
     return {"demote": dscp}
+
+
+def tfrc(size: str, *, green: float | None = None, green_dscp: int | str | None = None, ecn: bool | None = None) -> dict[str, Any]:
+    """A TCP-friendly rate-adaptive source (RFC 5348 TFRC) of `size` datagrams for ABE.
+
+    green: share of packets tagged green, in [0, 1] (default 0: all carry the flow's
+        dscp); green_dscp: their codepoint (default ABE_GREEN_DSCP); ecn: ECN-capable
+        packets, CE marks count as losses.
+    """
+    return _drop_none({"type": "tfrc", "size": size, "green": green, "green_dscp": green_dscp, "ecn": ecn})
 
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:

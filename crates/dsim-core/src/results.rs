@@ -212,7 +212,7 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         f.s("group", flow.group.clone());
         f.s("src", nodes[flow.src as usize].name.clone());
         f.s("dst", nodes[flow.dst as usize].name.clone());
-        f.s("transport", "udp");
+        f.s("transport", flow.app.transport());
         f.s("dscp", flow.sender.dscp.to_string());
         f.u("sent_pkts", s.sent_pkts);
         f.u("sent_bytes", s.sent_bytes);

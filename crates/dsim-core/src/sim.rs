@@ -15,10 +15,11 @@ use crate::conditioner::{ChainRef, Conditioners, InstId};
 use crate::engine::rng::Rng;
 use crate::engine::{Event, EventQueue};
 use crate::net::Network;
-use crate::packet::{Ecn, FlowId, NodeId, PacketArena, PktId, PortId};
+use crate::packet::{Direction, Ecn, FlowId, NodeId, PacketArena, PktId, PortId};
 use crate::sched::{QueueCtx, Verdict};
 use crate::stats::{DropCause, FlowStats, Window};
 use crate::time::SimTime;
+use crate::transport::tfrc::RxAction;
 use crate::transport::udp::UdpSender;
 
 /// A flow: an application at `src` sending to `dst` through a transport.
@@ -137,6 +138,7 @@ impl Simulation {
             Event::TxDone(p) => self.on_tx_done(p),
             Event::Arrival(p) => self.on_arrival(p),
             Event::Conditioner(i) => self.on_conditioner(i),
+            Event::Feedback(f) => self.on_feedback_timer(f),
         }
     }
 
@@ -144,8 +146,14 @@ impl Simulation {
     fn on_app(&mut self, f: FlowId) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
+        if let App::Adaptive(a) = &mut flow.app {
+            a.before_send(now);
+        }
         let emission = flow.app.next_emission(&mut flow.rng);
-        let pkt = flow.sender.datagram(emission.size, now);
+        let mut pkt = flow.sender.datagram(emission.size, now);
+        if let App::Adaptive(a) = &mut flow.app {
+            a.tag(&mut pkt);
+        }
         flow.stats.on_sent(&self.window, now, emission.size);
         let next = now + emission.gap;
         if next < flow.stop {
@@ -185,6 +193,9 @@ impl Simulation {
 
     fn deliver(&mut self, id: PktId) {
         let p = &self.pkts[id];
+        if let App::Adaptive(_) = self.flows[p.flow as usize].app {
+            return self.deliver_adaptive(id);
+        }
         self.flows[p.flow as usize]
             .stats
             .on_delivered(&self.window, self.now, p);
@@ -305,14 +316,77 @@ impl Simulation {
         let (now, w) = (self.now, self.window);
         let pkt = &self.pkts[id];
         let (flow, size, color) = (pkt.flow, pkt.size, pkt.color);
-        let stats = &mut self.flows[flow as usize].stats;
-        stats.on_dropped(&w, now, cause, size);
-        stats.on_dropped_color(&w, now, color);
+        // A flow's counters are its data's; feedback and ACK losses are in the ledger only.
+        if pkt.direction == Direction::Forward {
+            let stats = &mut self.flows[flow as usize].stats;
+            stats.on_dropped(&w, now, cause, size);
+            stats.on_dropped_color(&w, now, color);
+        }
         if w.contains(now) {
             let e = self.drops.entry((flow, site, cause)).or_default();
             e.0 += 1;
             e.1 += size as u64;
         }
         self.pkts.free(id);
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Adaptive flows (app/adaptive.rs): a TFRC receiver at the destination and feedback
+    // packets back to the source. Kept apart from the one-way datagram path above.
+
+    /// A packet of an adaptive flow arrived at its destination: data at the receiver,
+    /// feedback at the sender.
+    fn deliver_adaptive(&mut self, id: PktId) {
+        let now = self.now;
+        let p = &self.pkts[id];
+        let f = p.flow;
+        let flow = &mut self.flows[f as usize];
+        let App::Adaptive(a) = &mut flow.app else {
+            unreachable!("deliver_adaptive is called for adaptive flows")
+        };
+        let action = match p.direction {
+            Direction::Forward => {
+                flow.stats.on_delivered(&self.window, now, p);
+                a.on_data(now, p)
+            }
+            Direction::Reverse => {
+                a.on_feedback(now, p.index);
+                RxAction::default()
+            }
+        };
+        self.pkts.free(id);
+        self.adaptive_act(f, action);
+    }
+
+    /// The receiver of flow `f` asked for feedback now and/or a timer.
+    fn adaptive_act(&mut self, f: FlowId, action: RxAction) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        let App::Adaptive(a) = &mut flow.app else {
+            unreachable!("adaptive_act is called for adaptive flows")
+        };
+        if let Some(t) = action.timer {
+            a.receiver.timer_at = Some(t);
+            self.events.push(t, Event::Feedback(f));
+        }
+        if action.send_feedback {
+            let pkt = a.feedback_packet(now, f, flow.dst, flow.src, flow.sender.dscp);
+            let dst = flow.dst;
+            let id = self.pkts.alloc(pkt);
+            self.forward(dst, id);
+        }
+    }
+
+    /// The feedback timer of flow `f`'s receiver: stale unless it is the one armed last.
+    fn on_feedback_timer(&mut self, f: FlowId) {
+        let now = self.now;
+        let App::Adaptive(a) = &mut self.flows[f as usize].app else {
+            return;
+        };
+        if a.receiver.timer_at != Some(now) {
+            return;
+        }
+        let action = a.on_timer(now);
+        self.adaptive_act(f, action);
     }
 }

@@ -1,8 +1,10 @@
 //! Applications: what a flow's source wants to send, and when.
 
+pub mod adaptive;
 pub mod cbr;
 pub mod poisson;
 
+pub use adaptive::Adaptive;
 pub use cbr::Cbr;
 pub use poisson::Poisson;
 
@@ -20,6 +22,9 @@ pub struct Emission {
 pub enum App {
     Cbr(Cbr),
     Poisson(Poisson),
+    /// TCP-friendly (RFC 5348) rate-adaptive source with ABE colours; it has a receiver and
+    /// feedback, handled by the simulation (`sim.rs`, "adaptive flows").
+    Adaptive(Box<Adaptive>),
 }
 
 impl App {
@@ -29,7 +34,7 @@ impl App {
     pub fn packet_time(&self) -> Option<Duration> {
         match self {
             App::Cbr(a) => Some(a.interval),
-            App::Poisson(_) => None,
+            App::Poisson(_) | App::Adaptive(_) => None,
         }
     }
 
@@ -38,6 +43,15 @@ impl App {
         match self {
             App::Cbr(a) => a.next_emission(rng),
             App::Poisson(a) => a.next_emission(rng),
+            App::Adaptive(a) => a.next_emission(),
+        }
+    }
+
+    /// The transport of the flow's packets, for the results.
+    pub fn transport(&self) -> &'static str {
+        match self {
+            App::Adaptive(_) => "tfrc",
+            _ => "udp",
         }
     }
 }

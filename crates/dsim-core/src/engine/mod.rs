@@ -20,4 +20,6 @@ pub enum Event {
     App(FlowId),
     /// A conditioner instance (a shaper) may release the packet at the head of its buffer.
     Conditioner(u32),
+    /// The feedback timer of an adaptive (TFRC) flow's receiver (RFC 5348 section 6.2).
+    Feedback(FlowId),
 }

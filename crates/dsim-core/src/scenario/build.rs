@@ -8,13 +8,15 @@ use std::collections::{HashMap, HashSet};
 use super::build_af;
 use super::error::{KeyPath, ScenarioError};
 use super::schema::{
-    AppSpec, CbrSpec, DirectionSpec, DroptailSpec, FlowSpec, LinkSpec, PoissonSpec, QueueSpec, Scenario,
+    AppSpec, CbrSpec, DirectionSpec, DroptailSpec, DsdControlSpec, DsdRedSpec, DsdSpec, FlowSpec, LinkSpec,
+    PoissonSpec, QueueSpec, Scenario, TfrcSpec,
 };
-use crate::app::{App, Cbr, Poisson};
+use crate::app::{Adaptive, App, Cbr, Poisson};
 use crate::aqm::AqmQueue;
 use crate::engine::rng::stream;
 use crate::net::{Network, Node, NodeKind, Port, Routes};
-use crate::packet::{NodeId, PortId};
+use crate::packet::{Dscp, NodeId, PortId};
+use crate::sched::dsd::{Dsd, DsdParams, control::ControlParams, is_valid_green_dscp, red::RedParams};
 use crate::sched::{Fifo, Qdisc};
 use crate::sim::{Flow, Simulation};
 use crate::stats::{ClassStats, FlowStats, Window};
@@ -222,6 +224,9 @@ pub(super) fn check_limit(limit: Limit, path: KeyPath) -> Result<()> {
 
 /// The discipline of a port of `rate` (RED derives its typical transmission time from it).
 pub fn build_qdisc(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Qdisc> {
+    if let QueueSpec::Dsd(d) = spec {
+        return Ok(Qdisc::Dsd(Box::new(Dsd::new(dsd_params(d, path)?, rate))));
+    }
     if spec.is_scheduler() {
         return super::sched::build_scheduler(spec, rate, path);
     }
@@ -239,7 +244,7 @@ pub fn build_aqm_queue(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<A
             check_limit(*limit, path.key("limit"))?;
             Ok(AqmQueue::drop_tail(*limit))
         }
-        QueueSpec::Priority(_) | QueueSpec::Wrr(_) | QueueSpec::Drr(_) | QueueSpec::Cbq(_) => err(
+        QueueSpec::Priority(_) | QueueSpec::Wrr(_) | QueueSpec::Drr(_) | QueueSpec::Cbq(_) | QueueSpec::Dsd(_) => err(
             path.key("type"),
             quoted(spec.type_name()),
             "a scheduler class holds a single queue (droptail or an AQM), not another scheduler",
@@ -247,6 +252,162 @@ pub fn build_aqm_queue(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<A
         QueueSpec::Red(r) => build_af::red_queue(r, rate, path),
         QueueSpec::Mred(m) => build_af::mred_queue(m, rate, path),
     }
+}
+
+/// A probability or share: a number in [0, 1].
+fn check_unit_interval(v: f64, path: KeyPath, what: &str) -> Result<()> {
+    if !(0.0..=1.0).contains(&v) {
+        return err(path, v, format!("{what}: a number in [0, 1]"));
+    }
+    Ok(())
+}
+
+/// ABE section 7: green comes from RFC 2474's pools 2 or 3, below 0x38.
+fn check_green_dscp(dscp: Dscp, path: KeyPath) -> Result<()> {
+    if !is_valid_green_dscp(dscp) {
+        return err(
+            path,
+            dscp.0,
+            format!(
+                "the green codepoint must come from RFC 2474's experimental/local-use pools \
+                 (binary xxxx11 or xxxx01) and be below 0x38 (ABE section 7); {:06b} is not; \
+                 the default is 3 (000011)",
+                dscp.0
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// Checks a `type = "dsd"` queue and turns it into DSD's parameters.
+fn dsd_params(spec: &DsdSpec, path: &KeyPath) -> Result<DsdParams> {
+    let DsdSpec {
+        buffer,
+        d,
+        g,
+        early_drop,
+        drop_green_without_duplicate,
+        admission_residual,
+        green_dscp,
+        ecn,
+        red,
+        control,
+    } = spec;
+    check_limit(*buffer, path.key("buffer"))?;
+    check_unit_interval(*g, path.key("g"), "the green bias is a probability")?;
+    if d.0 == 0 {
+        return err(
+            path.key("d"),
+            quoted(&d.to_string()),
+            "green's maximum queueing delay must be greater than 0s",
+        );
+    }
+    check_green_dscp(*green_dscp, path.key("green_dscp"))?;
+    if *ecn && red.is_none() {
+        return err(
+            path.key("ecn"),
+            "true",
+            "ECN marks replace the drops RED makes on the virtual queue: add red = { min_th, \
+             max_th, max_p, w_q }, or set ecn = false",
+        );
+    }
+    let red = match red {
+        Some(r) => Some(dsd_red(r, *buffer, &path.key("red"))?),
+        None => None,
+    };
+    let control = match control {
+        Some(c) => Some(dsd_control(c, &path.key("control"))?),
+        None => None,
+    };
+    Ok(DsdParams {
+        buffer: *buffer,
+        d: *d,
+        g: *g,
+        early_drop: *early_drop,
+        drop_green_without_duplicate: *drop_green_without_duplicate,
+        admission_residual: *admission_residual,
+        green_dscp: *green_dscp,
+        ecn: *ecn,
+        red,
+        control,
+    })
+}
+
+fn dsd_red(r: &DsdRedSpec, buffer: Limit, path: &KeyPath) -> Result<RedParams> {
+    let value = |l: Limit| match l {
+        Limit::Packets(n) => n,
+        Limit::Bytes(b) => b,
+    };
+    for (key, th) in [("min_th", r.min_th), ("max_th", r.max_th)] {
+        if std::mem::discriminant(&th) != std::mem::discriminant(&buffer) {
+            return err(
+                path.key(key),
+                quoted(&th.to_string()),
+                format!("RED thresholds must be in the unit of buffer ({buffer}): packets or bytes alike"),
+            );
+        }
+    }
+    if value(r.min_th) >= value(r.max_th) {
+        return err(
+            path.key("max_th"),
+            quoted(&r.max_th.to_string()),
+            format!("max_th must be greater than min_th ({})", r.min_th),
+        );
+    }
+    if value(r.max_th) > value(buffer) {
+        return err(
+            path.key("max_th"),
+            quoted(&r.max_th.to_string()),
+            format!("max_th must not exceed the virtual queue's buffer ({buffer})"),
+        );
+    }
+    for (key, v) in [("max_p", r.max_p), ("w_q", r.w_q)] {
+        if !(v > 0.0 && v <= 1.0) {
+            return err(path.key(key), v, "must be greater than 0 and at most 1");
+        }
+    }
+    Ok(RedParams {
+        min_th: value(r.min_th) as f64,
+        max_th: value(r.max_th) as f64,
+        max_p: r.max_p,
+        w_q: r.w_q,
+    })
+}
+
+fn dsd_control(c: &DsdControlSpec, path: &KeyPath) -> Result<ControlParams> {
+    for (key, v) in [("period", c.period), ("rtt", c.rtt)] {
+        if v.0 == 0 {
+            return err(path.key(key), quoted(&v.to_string()), "must be greater than 0s");
+        }
+    }
+    for (key, v) in [("gain", c.gain), ("target", c.target)] {
+        if !(v.is_finite() && v > 0.0) {
+            return err(path.key(key), v, "must be a number greater than 0");
+        }
+    }
+    if !(c.weight > 0.0 && c.weight <= 1.0) {
+        return err(
+            path.key("weight"),
+            c.weight,
+            "the newest period's weight must be greater than 0 and at most 1",
+        );
+    }
+    if !(c.max_penalty >= 0.0 && c.max_penalty < 1.0) {
+        return err(
+            path.key("max_penalty"),
+            c.max_penalty,
+            "the green penalty is a probability and must stay below 1 (1 would drop every \
+             green packet)",
+        );
+    }
+    Ok(ControlParams {
+        period: c.period,
+        gain: c.gain,
+        rtt: c.rtt,
+        weight: c.weight,
+        target: c.target,
+        max_penalty: c.max_penalty,
+    })
 }
 
 /// Explicit routes override the shortest paths for their destination.
@@ -458,6 +619,17 @@ fn build_app(spec: &AppSpec, p: &KeyPath) -> Result<App> {
             check_rate(*rate, p.key("rate"))?;
             let size = check_size(size.0, p.key("size"))?;
             Ok(App::Poisson(Poisson::new(*rate, size)))
+        }
+        AppSpec::Tfrc(TfrcSpec {
+            size,
+            green,
+            green_dscp,
+            ecn,
+        }) => {
+            let size = check_size(size.0, p.key("size"))?;
+            check_unit_interval(*green, p.key("green"), "the green share is a fraction of the packets")?;
+            check_green_dscp(*green_dscp, p.key("green_dscp"))?;
+            Ok(App::Adaptive(Box::new(Adaptive::new(size, *green, *green_dscp, *ecn))))
         }
     }
 }

@@ -106,7 +106,7 @@ pub fn build_scheduler(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Q
             };
             Ok(Qdisc::Cbq(Cbq::new(queues, class, allowance, rr)))
         }
-        QueueSpec::Droptail(_) | QueueSpec::Red(_) | QueueSpec::Mred(_) => {
+        QueueSpec::Droptail(_) | QueueSpec::Red(_) | QueueSpec::Mred(_) | QueueSpec::Dsd(_) => {
             unreachable!("build_qdisc sends single queues elsewhere")
         }
     }

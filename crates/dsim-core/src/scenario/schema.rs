@@ -121,6 +121,9 @@ pub enum QueueSpec {
     Red(RedSpec),
     /// FIFO with multi-precedence RED: RIO (coupled) or decoupled.
     Mred(MredSpec),
+    /// ABE's Duplicate Scheduling with Deadlines (draft-hurley-alternative-best-effort
+    /// section 5): blue and green queues behind a virtual flat FIFO of `buffer`.
+    Dsd(DsdSpec),
 }
 crate::tagged_enum!(QueueSpec {
     Droptail(DroptailSpec) = "droptail",
@@ -130,12 +133,16 @@ crate::tagged_enum!(QueueSpec {
     Cbq(CbqSpec) = "cbq",
     Red(RedSpec) = "red",
     Mred(MredSpec) = "mred",
+    Dsd(DsdSpec) = "dsd",
 });
 
 impl QueueSpec {
     /// Does this spec hold several classified queues (rather than one queue)?
     pub fn is_scheduler(&self) -> bool {
-        !matches!(self, QueueSpec::Droptail(_) | QueueSpec::Red(_) | QueueSpec::Mred(_))
+        matches!(
+            self,
+            QueueSpec::Priority(_) | QueueSpec::Wrr(_) | QueueSpec::Drr(_) | QueueSpec::Cbq(_)
+        )
     }
 
     /// The `type` of this spec as written in a scenario.
@@ -148,6 +155,7 @@ impl QueueSpec {
             QueueSpec::Cbq(_) => "cbq",
             QueueSpec::Red(_) => "red",
             QueueSpec::Mred(_) => "mred",
+            QueueSpec::Dsd(_) => "dsd",
         }
     }
 }
@@ -224,6 +232,107 @@ pub struct ClassSpec {
     pub queue: QueueSpec,
 }
 
+/// A `type = "dsd"` queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DsdSpec {
+    /// Buff: the virtual flat best-effort queue's waiting room ("100p" or "75KB").
+    pub buffer: Limit,
+    /// Green's maximum queueing delay at this hop.
+    pub d: Duration,
+    /// Green bias (section 5.1) in [0, 1], the initial value when a control loop is set.
+    /// (Plain numbers here and below: range errors are reported in the builder, which knows
+    /// the key path; inside a `type`-tagged table serde does not.)
+    #[serde(default = "one_f64")]
+    pub g: f64,
+    /// Admission test for green on arrival (section 5); false: late drop only.
+    #[serde(default = "yes")]
+    pub early_drop: bool,
+    /// Drop a green packet whose duplicate the virtual queue refuses (dsim's correction for
+    /// local transparency; false: the draft's text).
+    #[serde(default = "yes")]
+    pub drop_green_without_duplicate: bool,
+    /// The admission test also counts the residual transmission time of the packet on the
+    /// wire (dsim's option; false: the test as section 5 states it).
+    #[serde(default)]
+    pub admission_residual: bool,
+    /// The green codepoint (section 7); every other codepoint is blue.
+    #[serde(default = "default_green_dscp")]
+    pub green_dscp: Dscp,
+    /// RED on the virtual queue marks ECN-capable packets instead of dropping them.
+    #[serde(default)]
+    pub ecn: bool,
+    /// RED on the virtual queue (section 5, last paragraph).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub red: Option<DsdRedSpec>,
+    /// The control loop of section 5.1 (`control = {}` for the defaults).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<DsdControlSpec>,
+}
+
+fn one_f64() -> f64 {
+    1.0
+}
+fn yes() -> bool {
+    true
+}
+fn default_green_dscp() -> Dscp {
+    crate::sched::dsd::DEFAULT_GREEN_DSCP
+}
+
+/// RED on DSD's virtual queue; thresholds in the unit of `buffer`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DsdRedSpec {
+    pub min_th: Limit,
+    pub max_th: Limit,
+    /// In (0, 1].
+    pub max_p: f64,
+    /// Weight of the average queue size (Floyd & Jacobson's w_q), in (0, 1].
+    pub w_q: f64,
+}
+
+fn control_period() -> Duration {
+    Duration::from_secs(1)
+}
+fn control_gain() -> f64 {
+    0.1
+}
+fn control_rtt() -> Duration {
+    Duration::from_millis(100)
+}
+fn control_weight() -> f64 {
+    0.5
+}
+fn control_target() -> f64 {
+    0.9
+}
+fn control_max_penalty() -> f64 {
+    0.5
+}
+
+/// DSD's control loop for throughput transparency (see `sched/dsd/control.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DsdControlSpec {
+    #[serde(default = "control_period")]
+    pub period: Duration,
+    #[serde(default = "control_gain")]
+    pub gain: f64,
+    /// Round-trip time away from this hop assumed in the loss-throughput formula.
+    #[serde(default = "control_rtt")]
+    pub rtt: Duration,
+    /// Weight of the newest period in the moving averages.
+    #[serde(default = "control_weight")]
+    pub weight: f64,
+    /// The ratio of green to blue formula throughput aimed at.
+    #[serde(default = "control_target")]
+    pub target: f64,
+    /// Largest extra drop probability for green once g is 0 (0: g only, as in the draft).
+    #[serde(default = "control_max_penalty")]
+    pub max_penalty: f64,
+}
+
 impl Default for QueueSpec {
     /// 100 packets of drop-tail FIFO.
     fn default() -> Self {
@@ -267,8 +376,14 @@ pub struct FlowSpec {
 pub enum AppSpec {
     Cbr(CbrSpec),
     Poisson(PoissonSpec),
+    /// TCP-friendly rate-adaptive source (RFC 5348 TFRC) for ABE.
+    Tfrc(TfrcSpec),
 }
-crate::tagged_enum!(AppSpec { Cbr(CbrSpec) = "cbr", Poisson(PoissonSpec) = "poisson" });
+crate::tagged_enum!(AppSpec {
+    Cbr(CbrSpec) = "cbr",
+    Poisson(PoissonSpec) = "poisson",
+    Tfrc(TfrcSpec) = "tfrc",
+});
 
 /// Constant bit rate over UDP; `size` is the IP datagram size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -287,4 +402,21 @@ pub struct CbrSpec {
 pub struct PoissonSpec {
     pub rate: Rate,
     pub size: Bytes,
+}
+
+/// TCP-friendly rate-adaptive source (RFC 5348 TFRC) for ABE: `size` datagrams at the
+/// rate the throughput equation allows; the share `green` of them carries `green_dscp`,
+/// the others the flow's `dscp`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TfrcSpec {
+    pub size: Bytes,
+    /// Share of packets tagged green, [0, 1].
+    #[serde(default)]
+    pub green: f64,
+    #[serde(default = "default_green_dscp")]
+    pub green_dscp: Dscp,
+    /// ECN-capable packets; CE marks count as losses.
+    #[serde(default)]
+    pub ecn: bool,
 }

@@ -16,6 +16,7 @@
 pub mod cbq;
 pub mod classes;
 pub mod drr;
+pub mod dsd;
 pub mod fifo;
 pub mod priority;
 #[cfg(test)]
@@ -26,6 +27,7 @@ pub mod wrr;
 pub use cbq::Cbq;
 pub use classes::ClassQueues;
 pub use drr::Drr;
+pub use dsd::Dsd;
 pub use fifo::Fifo;
 pub use priority::Priority;
 pub use wrr::Wrr;
@@ -63,6 +65,8 @@ pub enum Qdisc {
     Drr(Drr),
     /// One class with priority up to a rate, every class in a WRR / DRR share.
     Cbq(Cbq),
+    /// ABE's Duplicate Scheduling with Deadlines: queue 0 blue, queue 1 green.
+    Dsd(Box<Dsd>),
 }
 
 impl Qdisc {
@@ -74,6 +78,7 @@ impl Qdisc {
             Qdisc::Wrr(s) => s.classes.len(),
             Qdisc::Drr(s) => s.classes.len(),
             Qdisc::Cbq(s) => s.classes.len(),
+            Qdisc::Dsd(_) => 2,
         }
     }
 
@@ -85,6 +90,7 @@ impl Qdisc {
             Qdisc::Wrr(s) => s.classes.precedences(),
             Qdisc::Drr(s) => s.classes.precedences(),
             Qdisc::Cbq(s) => s.classes.precedences(),
+            Qdisc::Dsd(_) => 1,
         }
     }
 
@@ -92,13 +98,16 @@ impl Qdisc {
     /// precedence comes from the queue's AQM (its DSCP -> precedence map).
     #[inline]
     pub fn classify(&self, pkts: &mut PacketArena, id: PktId) {
-        let p = &mut pkts[id];
         match self {
-            Qdisc::Fifo(f) => (p.queue, p.precedence) = (0, f.queue.precedence_of(p.dscp)),
-            Qdisc::Priority(s) => s.classes.classify(p),
-            Qdisc::Wrr(s) => s.classes.classify(p),
-            Qdisc::Drr(s) => s.classes.classify(p),
-            Qdisc::Cbq(s) => s.classes.classify(p),
+            Qdisc::Fifo(f) => {
+                let p = &mut pkts[id];
+                (p.queue, p.precedence) = (0, f.queue.precedence_of(p.dscp))
+            }
+            Qdisc::Priority(s) => s.classes.classify(&mut pkts[id]),
+            Qdisc::Wrr(s) => s.classes.classify(&mut pkts[id]),
+            Qdisc::Drr(s) => s.classes.classify(&mut pkts[id]),
+            Qdisc::Cbq(s) => s.classes.classify(&mut pkts[id]),
+            Qdisc::Dsd(q) => q.classify(pkts, id),
         }
     }
 
@@ -110,6 +119,7 @@ impl Qdisc {
             Qdisc::Wrr(s) => s.classes.aqm_queues(),
             Qdisc::Drr(s) => s.classes.aqm_queues(),
             Qdisc::Cbq(s) => s.classes.aqm_queues(),
+            Qdisc::Dsd(_) => Vec::new(),
         }
     }
 
@@ -121,6 +131,7 @@ impl Qdisc {
             Qdisc::Wrr(s) => s.enqueue(id, ctx),
             Qdisc::Drr(s) => s.enqueue(id, ctx),
             Qdisc::Cbq(s) => s.enqueue(id, ctx),
+            Qdisc::Dsd(q) => q.enqueue(id, ctx),
         }
     }
 
@@ -132,6 +143,7 @@ impl Qdisc {
             Qdisc::Wrr(s) => s.dequeue(ctx),
             Qdisc::Drr(s) => s.dequeue(ctx),
             Qdisc::Cbq(s) => s.dequeue(ctx),
+            Qdisc::Dsd(q) => q.dequeue(ctx),
         }
     }
 
@@ -142,6 +154,7 @@ impl Qdisc {
             Qdisc::Wrr(s) => s.classes.len_packets(),
             Qdisc::Drr(s) => s.classes.len_packets(),
             Qdisc::Cbq(s) => s.classes.len_packets(),
+            Qdisc::Dsd(q) => q.len_packets(),
         }
     }
 
@@ -152,6 +165,7 @@ impl Qdisc {
             Qdisc::Wrr(s) => s.classes.len_bytes(),
             Qdisc::Drr(s) => s.classes.len_bytes(),
             Qdisc::Cbq(s) => s.classes.len_bytes(),
+            Qdisc::Dsd(q) => q.len_bytes(),
         }
     }
 }

@@ -35,10 +35,24 @@ pub enum DropCause {
     /// The EF edge policer of RFC 2598 section 3: EF beyond the negotiated rate, "noted
     /// ... as possible security violations or serious misconfiguration".
     Security,
+    /// DSD (ABE): the virtual flat queue was full, so the packet whose duplicate it refused
+    /// is dropped: blue (section 5) or green (dsim, for local transparency; `sched::dsd`).
+    DsdOverflow,
+    /// DSD (ABE): RED on the virtual queue refused the packet's duplicate (section 5).
+    DsdRed,
+    /// DSD (ABE): a green packet could no longer be served within d (late drop, Appendix A).
+    DsdGreenLate,
+    /// DSD (ABE): a green packet failed the admission test on arrival (early drop, Appendix B).
+    DsdGreenEarly,
+    /// DSD (ABE): a green packet that passed the admission test was late at the head of the
+    /// queue anyway (the test's known gaps, seeds/README.md).
+    DsdGreenSafetyNet,
+    /// DSD (ABE): dropped by the control loop's green penalty (dsim's extension of 5.1).
+    DsdGreenPenalty,
 }
 
 impl DropCause {
-    pub const ALL: [DropCause; 8] = [
+    pub const ALL: [DropCause; 14] = [
         DropCause::Overflow,
         DropCause::LinkLoss,
         DropCause::RateLimit,
@@ -47,6 +61,12 @@ impl DropCause {
         DropCause::Policer,
         DropCause::ShaperOverflow,
         DropCause::Security,
+        DropCause::DsdOverflow,
+        DropCause::DsdRed,
+        DropCause::DsdGreenLate,
+        DropCause::DsdGreenEarly,
+        DropCause::DsdGreenSafetyNet,
+        DropCause::DsdGreenPenalty,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -60,6 +80,12 @@ impl DropCause {
             DropCause::Policer => "policer",
             DropCause::ShaperOverflow => "shaper_overflow",
             DropCause::Security => "security",
+            DropCause::DsdOverflow => "dsd_overflow",
+            DropCause::DsdRed => "dsd_red",
+            DropCause::DsdGreenLate => "dsd_green_late",
+            DropCause::DsdGreenEarly => "dsd_green_early",
+            DropCause::DsdGreenSafetyNet => "dsd_green_safety_net",
+            DropCause::DsdGreenPenalty => "dsd_green_penalty",
         }
     }
 }
