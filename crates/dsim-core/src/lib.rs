@@ -31,8 +31,10 @@ pub mod sched;
 pub mod sim;
 pub mod stats;
 pub mod time;
+pub mod trace;
 pub mod transport;
 
+use std::path::PathBuf;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -48,12 +50,44 @@ pub fn replication_seed(base: u64, r: u64) -> u64 {
     derive_seed(base, &[r])
 }
 
+/// What a run does besides simulating.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Folder the scenario's `[[capture]]` points write their pcap files to; None = no
+    /// captures.
+    pub capture_dir: Option<PathBuf>,
+}
+
 /// Runs one replication and returns its tables.
 pub fn run_one(sc: &Scenario, base_seed: u64, replication: u64) -> Result<Tables, ScenarioError> {
+    run_one_with(sc, base_seed, replication, &RunOptions::default())
+}
+
+fn capture_error(e: std::io::Error) -> ScenarioError {
+    ScenarioError::new(
+        scenario::KeyPath::root().key("capture"),
+        None,
+        format!("cannot write the capture: {e}"),
+    )
+}
+
+/// Runs one replication with `opts` and returns its tables.
+pub fn run_one_with(
+    sc: &Scenario,
+    base_seed: u64,
+    replication: u64,
+    opts: &RunOptions,
+) -> Result<Tables, ScenarioError> {
     let seed = replication_seed(base_seed, replication);
     let t0 = Instant::now();
     let mut sim = scenario::build(sc, seed)?;
+    if let Some(dir) = &opts.capture_dir {
+        if !sim.capture_points.is_empty() {
+            sim.open_captures(dir, replication).map_err(capture_error)?;
+        }
+    }
     sim.run();
+    sim.close_captures().map_err(capture_error)?;
     let info = RunInfo {
         replication,
         seed,
@@ -68,8 +102,19 @@ pub fn run_one(sc: &Scenario, base_seed: u64, replication: u64) -> Result<Tables
 /// same, bit for bit, whatever `jobs` is: each replication has its own seed and the results
 /// are concatenated in replication order.
 pub fn run(sc: &Scenario, base_seed: u64, replications: u64, jobs: usize) -> Result<Tables, ScenarioError> {
+    run_with(sc, base_seed, replications, jobs, &RunOptions::default())
+}
+
+/// [`run`] with options (capture folder).
+pub fn run_with(
+    sc: &Scenario,
+    base_seed: u64,
+    replications: u64,
+    jobs: usize,
+    opts: &RunOptions,
+) -> Result<Tables, ScenarioError> {
     scenario::validate(sc)?;
-    let one = |r: u64| run_one(sc, base_seed, r);
+    let one = |r: u64| run_one_with(sc, base_seed, r, opts);
     let parts: Vec<Result<Tables, ScenarioError>> = if jobs == 1 || replications <= 1 {
         (0..replications).map(one).collect()
     } else {

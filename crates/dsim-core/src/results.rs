@@ -4,6 +4,7 @@
 
 use crate::sim::{DropSite, Simulation};
 use crate::stats::{Distribution, DropCause, Window};
+use crate::transport::tcp::TcpFlow;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Column {
@@ -123,6 +124,8 @@ pub struct Tables {
     pub queues: Table,
     pub drops: Table,
     pub run: Table,
+    /// TCP time series (cwnd, ssthresh, RTT) of the flows that asked for them.
+    pub series: Table,
 }
 
 impl Tables {
@@ -131,14 +134,16 @@ impl Tables {
         self.queues.append(&other.queues);
         self.drops.append(&other.drops);
         self.run.append(&other.run);
+        self.series.append(&other.series);
     }
 
-    pub fn named(&self) -> [(&'static str, &Table); 4] {
+    pub fn named(&self) -> [(&'static str, &Table); 5] {
         [
             ("flows", &self.flows),
             ("queues", &self.queues),
             ("drops", &self.drops),
             ("run", &self.run),
+            ("series", &self.series),
         ]
     }
 }
@@ -173,8 +178,8 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         f.s("group", flow.group.clone());
         f.s("src", nodes[flow.src as usize].name.clone());
         f.s("dst", nodes[flow.dst as usize].name.clone());
-        f.s("transport", "udp");
-        f.s("dscp", flow.sender.dscp.to_string());
+        f.s("transport", if flow.tcp().is_some() { "tcp" } else { "udp" });
+        f.s("dscp", flow.dscp().to_string());
         f.u("sent_pkts", s.sent_pkts);
         f.u("sent_bytes", s.sent_bytes);
         f.u("delivered_pkts", s.delivered_pkts);
@@ -189,6 +194,7 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         distribution_columns(&mut f, "delay", &s.delay);
         distribution_columns(&mut f, "jitter", &s.jitter);
         f.u("jitter_pairs", s.jitter.count());
+        tcp_columns(&mut f, flow.tcp(), &w);
         f.end_row();
     }
 
@@ -255,7 +261,79 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         queues: q.table,
         drops: d.table,
         run: r.table,
+        series: series_table(sim, info),
     }
+}
+
+/// The TCP columns of the flows table (zero or NaN for UDP flows).
+fn tcp_columns(f: &mut TableBuilder, tcp: Option<&TcpFlow>, w: &Window) {
+    let nan = f64::NAN;
+    let (c, st) = match tcp {
+        Some(t) => (Some(&t.sender.counters), Some(&t.stats)),
+        None => (None, None),
+    };
+    let goodput = st.map_or(0, |s| s.goodput_bytes);
+    f.u("goodput_bytes", goodput);
+    f.f("goodput_bps", if tcp.is_some() { per_second(goodput, w) } else { nan });
+    f.u("retransmitted_pkts", c.map_or(0, |c| c.retransmits));
+    f.u("timeouts", c.map_or(0, |c| c.timeouts));
+    f.u("fast_retransmits", c.map_or(0, |c| c.fast_retransmits));
+    f.u("ecn_reductions", c.map_or(0, |c| c.ecn_reductions));
+    f.f(
+        "rtt_mean_ms",
+        c.filter(|c| c.rtt_samples > 0)
+            .map_or(nan, |c| c.rtt_sum_ns as f64 / c.rtt_samples as f64 / 1e6),
+    );
+    f.u("rtt_samples", c.map_or(0, |c| c.rtt_samples));
+    f.u("dropped_ack_pkts", st.map_or(0, |s| s.dropped_reverse_pkts));
+    f.u("transfers", st.map_or(0, |s| s.transfers));
+    f.f(
+        "transfer_time_mean_s",
+        st.filter(|s| s.transfers > 0)
+            .map_or(nan, |s| s.transfer_time_ns as f64 / s.transfers as f64 / 1e9),
+    );
+    f.f(
+        "completion_s",
+        st.and_then(|s| s.completion).map_or(nan, |d| d.as_secs_f64()),
+    );
+}
+
+/// One row per recorded sample of each TCP flow that asked for a series.
+fn series_table(sim: &Simulation, info: &RunInfo) -> Table {
+    let mut b = TableBuilder::default();
+    for flow in &sim.flows {
+        let Some(series) = flow.tcp().and_then(|t| t.series.as_ref()) else {
+            continue;
+        };
+        for r in &series.rows {
+            b.u("replication", info.replication);
+            b.s("flow", flow.name.clone());
+            b.f("time_s", r.t.as_secs_f64());
+            b.u("cwnd_bytes", r.cwnd);
+            b.u("ssthresh_bytes", r.ssthresh);
+            b.u("flight_bytes", r.flight);
+            b.f("srtt_ms", r.srtt.map_or(f64::NAN, |d| d.as_millis_f64()));
+            b.f("rto_ms", r.rto.as_millis_f64());
+            b.end_row();
+        }
+    }
+    if b.table.columns.is_empty() {
+        let u = || Column::U64(Vec::new());
+        let f = || Column::F64(Vec::new());
+        b.table = Table {
+            columns: vec![
+                ("replication".into(), u()),
+                ("flow".into(), Column::Str(Vec::new())),
+                ("time_s".into(), f()),
+                ("cwnd_bytes".into(), u()),
+                ("ssthresh_bytes".into(), u()),
+                ("flight_bytes".into(), u()),
+                ("srtt_ms".into(), f()),
+                ("rto_ms".into(), f()),
+            ],
+        };
+    }
+    b.table
 }
 
 fn empty_drops_table() -> Table {

@@ -5,6 +5,7 @@
 //! next node ... -> receiver. Every drop is recorded with where and why.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use rand::RngExt;
 
@@ -12,11 +13,23 @@ use crate::app::App;
 use crate::engine::rng::Rng;
 use crate::engine::{Event, EventQueue};
 use crate::net::Network;
-use crate::packet::{FlowId, NodeId, PacketArena, PktId, PortId};
+use crate::packet::{Direction, Dscp, FlowId, NodeId, PacketArena, PktId, PortId};
+use crate::scenario::capture::CapturePoint;
 use crate::sched::{QueueCtx, Verdict};
 use crate::stats::{DropCause, FlowStats, Window};
 use crate::time::SimTime;
+use crate::trace::{Capture, PcapWriter};
+use crate::transport::tcp::{TcpFlow, TcpIo, TcpTimer};
 use crate::transport::udp::UdpSender;
+
+/// What carries a flow's packets.
+pub enum Transport {
+    /// A datagram application over UDP.
+    Udp { app: App, sender: UdpSender },
+    /// An application over a TCP connection: sender at `src`, receiver at `dst`; ACKs are
+    /// packets of the same flow travelling [`Direction::Reverse`].
+    Tcp(Box<TcpFlow>),
+}
 
 /// A flow: an application at `src` sending to `dst` through a transport.
 pub struct Flow {
@@ -27,10 +40,33 @@ pub struct Flow {
     pub dst: NodeId,
     pub start: SimTime,
     pub stop: SimTime,
-    pub app: App,
-    pub sender: UdpSender,
+    pub transport: Transport,
     pub rng: Rng,
     pub stats: FlowStats,
+}
+
+impl Flow {
+    /// The codepoint the source sets.
+    pub fn dscp(&self) -> Dscp {
+        match &self.transport {
+            Transport::Udp { sender, .. } => sender.dscp,
+            Transport::Tcp(t) => t.dscp,
+        }
+    }
+
+    pub fn tcp(&self) -> Option<&TcpFlow> {
+        match &self.transport {
+            Transport::Tcp(t) => Some(t),
+            Transport::Udp { .. } => None,
+        }
+    }
+
+    pub fn tcp_mut(&mut self) -> Option<&mut TcpFlow> {
+        match &mut self.transport {
+            Transport::Tcp(t) => Some(t),
+            Transport::Udp { .. } => None,
+        }
+    }
 }
 
 /// Where a packet was dropped.
@@ -54,6 +90,11 @@ pub struct Simulation {
     events: EventQueue,
     /// Queued packets a discipline dropped while acting; reused, never reallocated.
     scratch: Vec<(PktId, DropCause)>,
+    /// Packets a TCP connection emitted while acting; reused, never reallocated.
+    tcp_out: Vec<PktId>,
+    /// The scenario's capture points, and the captures opened for this run.
+    pub capture_points: Vec<CapturePoint>,
+    pub captures: Vec<Capture>,
     started: bool,
 }
 
@@ -70,7 +111,54 @@ impl Simulation {
             events_processed: 0,
             events: EventQueue::with_capacity(1024),
             scratch: Vec::with_capacity(16),
+            tcp_out: Vec::with_capacity(64),
+            capture_points: Vec::new(),
+            captures: Vec::new(),
             started: false,
+        }
+    }
+
+    /// Opens a pcap file per capture point in `dir`, named `<name>-r<replication>.pcap`,
+    /// and taps the ports. Without this call captures cost nothing.
+    pub fn open_captures(&mut self, dir: &Path, replication: u64) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        for (i, cp) in self.capture_points.iter().enumerate() {
+            let path = dir.join(format!("{}-r{replication}.pcap", cp.name));
+            self.captures.push(Capture {
+                name: cp.name.clone(),
+                writer: Some(PcapWriter::create(&path)?),
+            });
+            for &p in &cp.tx {
+                self.net.ports[p as usize].capture_tx.push(i as u16);
+            }
+            for &p in &cp.rx {
+                self.net.ports[p as usize].capture_rx.push(i as u16);
+            }
+        }
+        Ok(())
+    }
+
+    /// Flushes and closes the capture files; the first write error, if any.
+    pub fn close_captures(&mut self) -> std::io::Result<()> {
+        let mut first = Ok(());
+        for c in &mut self.captures {
+            if let Some(mut w) = c.writer.take() {
+                if let Err(e) = w.finish() {
+                    if first.is_ok() {
+                        first = Err(std::io::Error::new(e.kind(), format!("{}: {e}", w.path.display())));
+                    }
+                }
+            }
+        }
+        first
+    }
+
+    fn capture(&mut self, taps: &[u16], id: PktId) {
+        let now = self.now;
+        for &c in taps {
+            if let Some(w) = &mut self.captures[c as usize].writer {
+                w.write(now, &self.pkts[id]);
+            }
         }
     }
 
@@ -115,9 +203,16 @@ impl Simulation {
 
     fn start(&mut self) {
         self.started = true;
-        for (i, f) in self.flows.iter().enumerate() {
+        let (end, events) = (self.end, &mut self.events);
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            let i = i as FlowId;
             if f.start < f.stop {
-                self.events.push(f.start, Event::App(i as FlowId));
+                events.push(f.start, Event::App(i));
+                let stop = f.stop;
+                if let (Some(t), true) = (f.tcp_mut(), stop < end) {
+                    t.timers.set(TcpTimer::Stop, Some(stop));
+                    t.timers.schedule(|at, timer| events.push(at, Event::Tcp(i, timer)));
+                }
             }
         }
     }
@@ -128,15 +223,31 @@ impl Simulation {
             Event::App(f) => self.on_app(f),
             Event::TxDone(p) => self.on_tx_done(p),
             Event::Arrival(p) => self.on_arrival(p),
+            Event::Tcp(f, timer) => self.on_tcp_timer(f, timer),
         }
     }
 
-    /// A datagram application emits its next packet and schedules the one after.
+    /// A datagram application emits its next packet and schedules the one after; a TCP
+    /// flow opens its connection and starts its application.
     fn on_app(&mut self, f: FlowId) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
-        let emission = flow.app.next_emission(&mut flow.rng);
-        let pkt = flow.sender.datagram(emission.size, now);
+        let (app, sender) = match &mut flow.transport {
+            Transport::Udp { app, sender } => (app, sender),
+            Transport::Tcp(t) => {
+                let mut io = TcpIo {
+                    now,
+                    pkts: &mut self.pkts,
+                    out: &mut self.tcp_out,
+                    rng: &mut flow.rng,
+                };
+                t.on_start(&mut io);
+                self.flush_tcp(f);
+                return;
+            }
+        };
+        let emission = app.next_emission(&mut flow.rng);
+        let pkt = sender.datagram(emission.size, now);
         flow.stats.on_sent(&self.window, now, emission.size);
         let next = now + emission.gap;
         if next < flow.stop {
@@ -171,10 +282,63 @@ impl Simulation {
 
     fn deliver(&mut self, id: PktId) {
         let p = &self.pkts[id];
-        self.flows[p.flow as usize]
-            .stats
-            .on_delivered(&self.window, self.now, p);
-        self.pkts.free(id);
+        let f = p.flow;
+        let flow = &mut self.flows[f as usize];
+        if p.direction == Direction::Forward {
+            flow.stats.on_delivered(&self.window, self.now, p);
+        }
+        if let Transport::Tcp(t) = &mut flow.transport {
+            let pkt = p.clone();
+            self.pkts.free(id);
+            let mut io = TcpIo {
+                now: self.now,
+                pkts: &mut self.pkts,
+                out: &mut self.tcp_out,
+                rng: &mut flow.rng,
+            };
+            match pkt.direction {
+                Direction::Forward => t.on_arrival_at_dst(&pkt, &mut io),
+                Direction::Reverse => t.on_arrival_at_src(&pkt, &mut io),
+            }
+            self.flush_tcp(f);
+        } else {
+            self.pkts.free(id);
+        }
+    }
+
+    /// A TCP timer's event popped.
+    fn on_tcp_timer(&mut self, f: FlowId, timer: TcpTimer) {
+        let flow = &mut self.flows[f as usize];
+        if let Transport::Tcp(t) = &mut flow.transport {
+            let mut io = TcpIo {
+                now: self.now,
+                pkts: &mut self.pkts,
+                out: &mut self.tcp_out,
+                rng: &mut flow.rng,
+            };
+            t.on_timer(timer, &mut io);
+            self.flush_tcp(f);
+        }
+    }
+
+    /// Routes the packets TCP flow `f` emitted and schedules the timers it armed.
+    fn flush_tcp(&mut self, f: FlowId) {
+        let (now, w) = (self.now, self.window);
+        let mut out = std::mem::take(&mut self.tcp_out);
+        for &id in &out {
+            let p = &self.pkts[id];
+            let from = p.src;
+            if p.direction == Direction::Forward {
+                self.flows[f as usize].stats.on_sent(&w, now, p.size);
+            }
+            self.forward(from, id);
+        }
+        out.clear();
+        self.tcp_out = out;
+        if let Transport::Tcp(t) = &mut self.flows[f as usize].transport {
+            let events = &mut self.events;
+            t.timers.schedule(|at, timer| events.push(at, Event::Tcp(f, timer)));
+        }
     }
 
     /// Egress port `p`: classify, ask the discipline, count, and start the link if idle.
@@ -223,6 +387,11 @@ impl Simulation {
             port.transmitting = Some(id);
             let done = now + port.rate.tx_time(size as u64);
             self.events.push(done, Event::TxDone(p));
+            if !port.capture_tx.is_empty() {
+                let taps = std::mem::take(&mut port.capture_tx);
+                self.capture(&taps, id);
+                self.net.ports[p as usize].capture_tx = taps;
+            }
         }
         self.drop_from_queue(p);
     }
@@ -245,16 +414,20 @@ impl Simulation {
         let now = self.now;
         let port = &mut self.net.ports[p as usize];
         let id = port.transmitting.take().expect("TxDone for an idle port");
-        let lost = match &mut port.loss {
-            Some((prob, rng)) => rng.random::<f64>() < *prob,
-            None => false,
+        let mut lost = match &mut port.loss {
+            Some((prob, rng)) => (rng.random::<f64>() < *prob).then_some(DropCause::LinkLoss),
+            None => None,
         };
-        if lost {
+        if let Some(s) = &mut port.scripted {
+            if s.matches(&self.pkts[id]) && lost.is_none() {
+                lost = Some(DropCause::Scripted);
+            }
+        }
+        if let Some(cause) = lost {
             let pkt = &self.pkts[id];
             let (queue, prec, size) = (pkt.queue, pkt.precedence, pkt.size);
-            port.class_stats(queue, prec)
-                .on_refused(&self.window, now, DropCause::LinkLoss, size);
-            self.drop(id, DropSite::Port(p), DropCause::LinkLoss);
+            port.class_stats(queue, prec).on_refused(&self.window, now, cause, size);
+            self.drop(id, DropSite::Port(p), cause);
         } else {
             let arrival = now + port.delay;
             port.in_flight.push_back((arrival, id));
@@ -273,6 +446,11 @@ impl Simulation {
             self.events.push(next, Event::Arrival(p));
         }
         let peer = port.peer;
+        if !port.capture_rx.is_empty() {
+            let taps = std::mem::take(&mut port.capture_rx);
+            self.capture(&taps, id);
+            self.net.ports[p as usize].capture_rx = taps;
+        }
         self.receive(peer, id);
     }
 
@@ -280,7 +458,14 @@ impl Simulation {
         let (now, w) = (self.now, self.window);
         let pkt = &self.pkts[id];
         let (flow, size) = (pkt.flow, pkt.size);
-        self.flows[flow as usize].stats.on_dropped(&w, now, cause, size);
+        let f = &mut self.flows[flow as usize];
+        if let Transport::Tcp(t) = &mut f.transport {
+            t.on_dropped(pkt, now);
+        }
+        // Flow drop counters count what the source sent; a TCP flow's ACKs are apart.
+        if pkt.direction == Direction::Forward {
+            f.stats.on_dropped(&w, now, cause, size);
+        }
         if w.contains(now) {
             let e = self.drops.entry((flow, site, cause)).or_default();
             e.0 += 1;

@@ -1,10 +1,14 @@
 //! Applications: what a flow's source wants to send, and when.
 
 pub mod cbr;
+pub mod ftp;
 pub mod poisson;
+pub mod web;
 
 pub use cbr::Cbr;
+pub use ftp::Ftp;
 pub use poisson::Poisson;
+pub use web::Web;
 
 use crate::engine::rng::Rng;
 use crate::time::Duration;
@@ -30,4 +34,11 @@ impl App {
             App::Poisson(a) => a.next_emission(rng),
         }
     }
+}
+
+/// An application over TCP: it writes bytes into the connection.
+#[derive(Debug, Clone)]
+pub enum TcpApp {
+    Ftp(Ftp),
+    Web(Web),
 }

@@ -1,8 +1,10 @@
 //! Scenario files: the schema, its validation, and the builder of runnable simulations.
 
 pub mod build;
+pub mod capture;
 pub mod error;
 pub mod schema;
+pub mod transport;
 
 pub use build::build;
 pub use error::{KeyPath, ScenarioError, Seg};

@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::capture::{CaptureSpec, DropRuleSpec};
+use super::transport::{DistSpec, StartSpec, TcpSpec};
 use crate::packet::Dscp;
 use crate::time::{Bytes, Duration, Fraction, Limit, Rate};
 
@@ -40,6 +42,9 @@ pub struct Scenario {
     pub routes: Vec<RouteSpec>,
     #[serde(default, rename = "flow")]
     pub flows: Vec<FlowSpec>,
+    /// Packet captures (pcap files), see [`super::capture`].
+    #[serde(default, rename = "capture", skip_serializing_if = "Vec::is_empty")]
+    pub captures: Vec<CaptureSpec>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -82,11 +87,14 @@ pub struct DirectionSpec {
     pub queue: Option<QueueSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<Fraction>,
+    /// Scripted drops of this direction, see [`crate::net::scripted`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop: Vec<DropRuleSpec>,
 }
 
 impl DirectionSpec {
     pub fn is_empty(&self) -> bool {
-        self.rate.is_none() && self.queue.is_none() && self.loss.is_none()
+        self.rate.is_none() && self.queue.is_none() && self.loss.is_none() && self.drop.is_empty()
     }
 }
 
@@ -127,12 +135,16 @@ pub struct FlowSpec {
     /// Codepoint the source sets (conditioners may change it on the way).
     #[serde(default)]
     pub dscp: Dscp,
+    /// A time ("1s") or `{ uniform = ["0s", "1s"] }`, drawn per flow from its own stream.
     #[serde(default)]
-    pub start: Duration,
+    pub start: StartSpec,
     /// Defaults to the end of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Duration>,
     pub app: AppSpec,
+    /// TCP settings of an `ftp` or `web` flow (defaults when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpSpec>,
 }
 
 /// What the flow's source sends.
@@ -149,4 +161,26 @@ pub enum AppSpec {
     },
     /// Poisson arrivals of fixed-size datagrams over UDP at mean `rate`.
     Poisson { rate: Rate, size: Bytes },
+    /// A bulk transfer over TCP: infinite, or `bytes` bytes (the flow records when the
+    /// last one arrives).
+    Ftp {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bytes: Option<Bytes>,
+    },
+    /// Request-response over one persistent TCP connection: a request of `request`
+    /// payload bytes (default 300B), a response of a size drawn from `response`, a think
+    /// time drawn from `think`, again.
+    Web {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request: Option<Bytes>,
+        response: DistSpec<Bytes>,
+        think: DistSpec<Duration>,
+    },
+}
+
+impl AppSpec {
+    /// The application runs over TCP.
+    pub fn is_tcp(&self) -> bool {
+        matches!(self, AppSpec::Ftp { .. } | AppSpec::Web { .. })
+    }
 }

@@ -21,16 +21,19 @@ pub enum DropCause {
     Overflow,
     /// The link direction's random loss (`loss` in the scenario).
     LinkLoss,
+    /// A scripted drop of the link direction (`drop` in the scenario).
+    Scripted,
 }
 
 impl DropCause {
-    pub const ALL: [DropCause; 2] = [DropCause::Overflow, DropCause::LinkLoss];
+    pub const ALL: [DropCause; 3] = [DropCause::Overflow, DropCause::LinkLoss, DropCause::Scripted];
     pub const COUNT: usize = Self::ALL.len();
 
     pub fn name(self) -> &'static str {
         match self {
             DropCause::Overflow => "overflow",
             DropCause::LinkLoss => "link_loss",
+            DropCause::Scripted => "scripted",
         }
     }
 }

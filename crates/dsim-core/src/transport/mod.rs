@@ -1,3 +1,4 @@
 //! Transports: they turn what an application sends into packets, and packets back.
 
+pub mod tcp;
 pub mod udp;

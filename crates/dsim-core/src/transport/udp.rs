@@ -37,6 +37,7 @@ impl UdpSender {
             enqueued_at: now,
             queue: 0,
             precedence: 0,
+            ..Default::default()
         }
     }
 }
