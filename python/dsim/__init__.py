@@ -10,7 +10,7 @@ from . import _dsim
 from .api import replication_seed, run
 from .errors import DsimError, ScenarioError, SimulationError
 from .results import Results
-from .scenario import Scenario, cbr, droptail, poisson
+from .scenario import Scenario, cbr, constant, drop, droptail, exponential, ftp, lognormal, pareto, poisson, tcp, uniform, web
 
 __version__ = _dsim.__version__
 
@@ -21,8 +21,17 @@ __all__ = [
     "ScenarioError",
     "SimulationError",
     "cbr",
+    "constant",
+    "drop",
     "droptail",
+    "exponential",
+    "ftp",
+    "lognormal",
+    "pareto",
     "poisson",
+    "tcp",
+    "uniform",
+    "web",
     "replication_seed",
     "run",
     "__version__",

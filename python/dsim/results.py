@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from .stats import LEVEL, summarize
 
-TABLES = ("flows", "queues", "drops", "run")
+TABLES = ("flows", "queues", "drops", "run", "series")
 
 
 def _frame(arrow_table: Any) -> pd.DataFrame:
@@ -26,17 +26,21 @@ class Results:
 
     flows:  one row per flow per replication (packets and bytes sent, delivered and dropped
             by cause, offered load and throughput in bit/s, one-way delay and RFC 2598 jitter
-            statistics in ms).
+            statistics in ms; for TCP flows goodput, retransmissions, timeouts, fast
+            retransmits, mean RTT, dropped ACKs, transfers and completion time).
     queues: one row per (port, queue, precedence) per replication (arrivals, departures,
             drops by cause, time-weighted mean length in packets and bytes).
     drops:  packets and bytes each flow lost at each site, by cause, per replication.
     run:    one row per replication (seeds, scenario hash, version, events, wall time).
+    series: TCP time series of the flows that asked for one (`tcp = { series = ... }`): time,
+            cwnd, ssthresh and flight size in bytes, smoothed RTT and RTO in ms.
     """
 
     flows: pd.DataFrame
     queues: pd.DataFrame
     drops: pd.DataFrame
     run: pd.DataFrame
+    series: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     scenario: Any = field(default=None, repr=False)
 
     @classmethod
@@ -54,7 +58,7 @@ class Results:
         """
         df = getattr(self, table)
         if by is None:
-            by = {"flows": ["flow"], "queues": ["port", "queue", "precedence"], "drops": ["flow", "site", "cause"], "run": []}[table]
+            by = {"flows": ["flow"], "queues": ["port", "queue", "precedence"], "drops": ["flow", "site", "cause"], "run": [], "series": ["flow", "time_s"]}[table]
         if not by:
             df = df.assign(all="all")
             by = ["all"]
@@ -80,7 +84,7 @@ class Results:
         flows = self.summary("flows")
         keep = ["flow", "n"] + [
             c
-            for base in ("throughput_bps", "offered_bps", "delivered_pkts", "dropped_pkts", "delay_mean_ms", "delay_p99_ms", "jitter_p50_ms", "jitter_p90_ms")
+            for base in ("throughput_bps", "offered_bps", "delivered_pkts", "dropped_pkts", "delay_mean_ms", "delay_p99_ms", "jitter_p50_ms", "jitter_p90_ms", "goodput_bps", "retransmitted_pkts", "timeouts", "rtt_mean_ms")
             for c in (base, f"{base}_ci")
         ]
         run = self.run

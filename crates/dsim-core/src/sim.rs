@@ -126,7 +126,7 @@ impl Simulation {
             let path = dir.join(format!("{}-r{replication}.pcap", cp.name));
             self.captures.push(Capture {
                 name: cp.name.clone(),
-                writer: Some(PcapWriter::create(&path)?),
+                writer: Some(PcapWriter::create(&path, cp.snaplen)?),
             });
             for &p in &cp.tx {
                 self.net.ports[p as usize].capture_tx.push(i as u16);

@@ -170,6 +170,7 @@ fn sack_throughput_follows_the_loss_formula() {
         let formula = 1460.0 * 8.0 / rtt * (1.5f64 / p).sqrt();
         let got = goodput_bps(&sim, 0);
         let ratio = got / formula;
+        println!("p = {p}: goodput / formula = {ratio:.3}");
         assert!(
             (0.8..=1.2).contains(&ratio),
             "p = {p}: {got:.0} bit/s vs formula {formula:.0} (ratio {ratio:.3})"

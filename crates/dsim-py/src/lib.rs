@@ -82,15 +82,17 @@ fn replication_seed(base: u64, replication: u64) -> u64 {
 }
 
 /// Runs a scenario and returns {table name: ArrowTable}. `seed` and `replications` default
-/// to the scenario's own; `jobs` = 0 uses every core.
+/// to the scenario's own; `jobs` = 0 uses every core; `capture_dir` is where the
+/// scenario's `[[capture]]` points write their pcap files (None: no captures).
 #[pyfunction]
-#[pyo3(signature = (toml, seed=None, replications=None, jobs=0))]
+#[pyo3(signature = (toml, seed=None, replications=None, jobs=0, capture_dir=None))]
 fn run<'py>(
     py: Python<'py>,
     toml: &str,
     seed: Option<u64>,
     replications: Option<u64>,
     jobs: usize,
+    capture_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = parse(py, toml)?;
     let seed = seed.unwrap_or(sc.seed);
@@ -102,7 +104,8 @@ fn run<'py>(
     }
     let name = sc.name.clone().unwrap_or_else(|| "scenario".into());
     let context = format!("running {name} with seed {seed}");
-    let tables = guarded(py, &context, || dsim_core::run(&sc, seed, reps, jobs))?;
+    let opts = dsim_core::RunOptions { capture_dir };
+    let tables = guarded(py, &context, || dsim_core::run_with(&sc, seed, reps, jobs, &opts))?;
     let out = PyDict::new(py);
     for (name, table) in tables.named() {
         out.set_item(

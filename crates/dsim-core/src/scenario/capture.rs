@@ -5,6 +5,7 @@
 //! port = "R1->R2"        # one link direction: packets as they start transmission
 //! # node = "B"           # or a node: what it transmits and what reaches it
 //! # name = "bottleneck"  # file name stem (default: the port or node name)
+//! # snaplen = "80B"      # bytes written per packet (default: all)
 //!
 //! [[link]]
 //! from = "R1"
@@ -28,7 +29,12 @@ use crate::net::Network;
 use crate::net::scripted::{DropMatch, DropRule, ScriptedDrops};
 use crate::packet::PortId;
 use crate::sim::Flow;
+use crate::time::Bytes;
 use crate::transport::tcp::DATA_START;
+
+/// IPv4 header (20) + the longest TCP header (60).
+pub const MIN_SNAPLEN: u32 = 80;
+pub const MAX_SNAPLEN: u32 = 65_535;
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
@@ -50,6 +56,10 @@ pub struct CaptureSpec {
     pub node: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Bytes of each packet written (default: all of it). Headers only ("80B") keeps the
+    /// files small; tshark then cannot verify TCP/UDP checksums.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snaplen: Option<Bytes>,
 }
 
 /// One scripted drop of a link direction: `packet = n`, or `segment = k` with an
@@ -74,6 +84,8 @@ pub struct CapturePoint {
     pub tx: Vec<PortId>,
     /// Packets these ports deliver to their peer node.
     pub rx: Vec<PortId>,
+    /// Bytes of each packet written.
+    pub snaplen: u32,
 }
 
 pub fn build_captures(sc: &Scenario, net: &Network, root: &KeyPath) -> Result<Vec<CapturePoint>> {
@@ -133,7 +145,20 @@ pub fn build_captures(sc: &Scenario, net: &Network, root: &KeyPath) -> Result<Ve
         if !names.insert(name.clone()) {
             return err(p.key("name"), quoted(&name), "another capture writes to this name");
         }
-        points.push(CapturePoint { name, tx, rx });
+        let snaplen = match c.snaplen {
+            None => MAX_SNAPLEN,
+            Some(b) if (MIN_SNAPLEN as u64..=MAX_SNAPLEN as u64).contains(&b.0) => b.0 as u32,
+            Some(b) => {
+                return err(
+                    p.key("snaplen"),
+                    format!("\"{b}\""),
+                    format!(
+                        "a snapshot length holds the IPv4 and TCP headers with options: {MIN_SNAPLEN}B to {MAX_SNAPLEN}B"
+                    ),
+                );
+            }
+        };
+        points.push(CapturePoint { name, tx, rx, snaplen });
     }
     Ok(points)
 }

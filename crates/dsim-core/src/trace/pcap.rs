@@ -144,6 +144,7 @@ pub fn encode(p: &Packet, buf: &mut Vec<u8>) {
 pub struct PcapWriter {
     out: BufWriter<File>,
     buf: Vec<u8>,
+    snaplen: u32,
     /// The first write error; later writes are skipped.
     pub error: Option<io::Error>,
     pub path: PathBuf,
@@ -151,18 +152,20 @@ pub struct PcapWriter {
 }
 
 impl PcapWriter {
-    pub fn create(path: &Path) -> io::Result<Self> {
+    /// Creates `path`; each record holds at most `snaplen` bytes of its packet.
+    pub fn create(path: &Path, snaplen: u32) -> io::Result<Self> {
         let mut out = BufWriter::with_capacity(1 << 16, File::create(path)?);
         let mut header = [0u8; 24];
         header[0..4].copy_from_slice(&MAGIC_NS.to_le_bytes());
         header[4..6].copy_from_slice(&2u16.to_le_bytes());
         header[6..8].copy_from_slice(&4u16.to_le_bytes());
-        header[16..20].copy_from_slice(&65_535u32.to_le_bytes());
+        header[16..20].copy_from_slice(&snaplen.to_le_bytes());
         header[20..24].copy_from_slice(&LINKTYPE_RAW.to_le_bytes());
         out.write_all(&header)?;
         Ok(PcapWriter {
             out,
             buf: Vec::with_capacity(2048),
+            snaplen,
             error: None,
             path: path.to_path_buf(),
             packets: 0,
@@ -177,9 +180,13 @@ impl PcapWriter {
         let mut rec = [0u8; 16];
         rec[0..4].copy_from_slice(&((t.0 / 1_000_000_000) as u32).to_le_bytes());
         rec[4..8].copy_from_slice(&((t.0 % 1_000_000_000) as u32).to_le_bytes());
-        rec[8..12].copy_from_slice(&(self.buf.len() as u32).to_le_bytes());
+        let caught = self.buf.len().min(self.snaplen as usize);
+        rec[8..12].copy_from_slice(&(caught as u32).to_le_bytes());
         rec[12..16].copy_from_slice(&(self.buf.len() as u32).to_le_bytes());
-        let r = self.out.write_all(&rec).and_then(|_| self.out.write_all(&self.buf));
+        let r = self
+            .out
+            .write_all(&rec)
+            .and_then(|_| self.out.write_all(&self.buf[..caught]));
         match r {
             Ok(()) => self.packets += 1,
             Err(e) => self.error = Some(e),

@@ -92,7 +92,7 @@ pub enum SeriesMode {
 }
 
 /// Most rows a flow's series holds; recording stops there (the row count says so).
-pub const SERIES_CAP: usize = 1_000_000;
+pub const SERIES_CAP: usize = 100_000;
 
 /// A connection's configuration (both ends use the same).
 #[derive(Clone, Copy, Debug, PartialEq)]
