@@ -279,18 +279,21 @@ fn tcp_columns(f: &mut TableBuilder, tcp: Option<&TcpFlow>, w: &Window) {
     f.u("timeouts", c.map_or(0, |c| c.timeouts));
     f.u("fast_retransmits", c.map_or(0, |c| c.fast_retransmits));
     f.u("ecn_reductions", c.map_or(0, |c| c.ecn_reductions));
-    f.f(
-        "rtt_mean_ms",
-        c.filter(|c| c.rtt_samples > 0)
-            .map_or(nan, |c| c.rtt_sum_ns as f64 / c.rtt_samples as f64 / 1e6),
-    );
+    // Mean of `count` values summing to `sum`, in units of `unit` (NaN without values).
+    let mean = |sum: u128, count: u64, unit: f64| {
+        if count == 0 {
+            nan
+        } else {
+            sum as f64 / count as f64 / unit
+        }
+    };
+    f.f("rtt_mean_ms", c.map_or(nan, |c| mean(c.rtt_sum_ns, c.rtt_samples, 1e6)));
     f.u("rtt_samples", c.map_or(0, |c| c.rtt_samples));
     f.u("dropped_ack_pkts", st.map_or(0, |s| s.dropped_reverse_pkts));
     f.u("transfers", st.map_or(0, |s| s.transfers));
     f.f(
         "transfer_time_mean_s",
-        st.filter(|s| s.transfers > 0)
-            .map_or(nan, |s| s.transfer_time_ns as f64 / s.transfers as f64 / 1e9),
+        st.map_or(nan, |s| mean(s.transfer_time_ns, s.transfers, 1e9)),
     );
     f.f(
         "completion_s",

@@ -54,15 +54,12 @@ tcp = {{ {tcp} }}
 // ---------------------------------------------------------------------------------------
 // Clean path
 
-#[test]
-fn clean_path_reaches_the_bottleneck_rate_minus_headers() {
-    // A -100 Mbit/s- R -10 Mbit/s- B. The 64 KB window (44 segments) exceeds the
-    // bandwidth-delay product (10 Mbit/s x ~23 ms = 29 KB) and the excess (~25 packets)
-    // fits the 100-packet queue: the bottleneck is busy all the time and nothing is lost.
-    // Goodput = 10 Mbit/s x 1460 / 1500 (40 B of IPv4 + TCP header per segment).
-    let toml = r#"
-duration = "12s"
-warmup = "2s"
+/// A -100 Mbit/s, 1 ms- R -`rate`, `delay`- B, one infinite FTP from A to B.
+fn chain(duration: &str, warmup: &str, rate: &str, delay: &str, tcp: &str) -> String {
+    format!(
+        r#"
+duration = "{duration}"
+warmup = "{warmup}"
 [nodes]
 hosts = ["A", "B"]
 routers = ["R"]
@@ -74,19 +71,28 @@ delay = "1ms"
 [[link]]
 from = "R"
 to = "B"
-rate = "10Mbps"
-delay = "10ms"
+rate = "{rate}"
+delay = "{delay}"
 [[flow]]
 src = "A"
 dst = "B"
-app = { type = "ftp" }
-"#;
+app = {{ type = "ftp" }}
+tcp = {{ {tcp} }}
+"#
+    )
+}
+
+#[test]
+fn clean_path_reaches_the_bottleneck_rate_minus_headers() {
+    // A -100 Mbit/s- R -10 Mbit/s- B. The 64 KB window (44 segments) exceeds the
+    // bandwidth-delay product (10 Mbit/s x ~23 ms = 29 KB) and the excess (~25 packets)
+    // fits the 100-packet queue: the bottleneck is busy all the time and nothing is lost.
+    // Goodput = 10 Mbit/s x 1460 / 1500 (40 B of IPv4 + TCP header per segment).
     for variant in ["reno", "newreno", "sack"] {
-        let toml = toml.replace(
-            "type = \"ftp\" }",
-            &format!("type = \"ftp\" }}\ntcp = {{ variant = \"{variant}\" }}"),
+        let sim = run(
+            &chain("12s", "2s", "10Mbps", "10ms", &format!("variant = \"{variant}\"")),
+            1,
         );
-        let sim = run(&toml, 1);
         let expected = 10e6 * 1460.0 / 1500.0;
         let got = goodput_bps(&sim, 0);
         assert!((got / expected - 1.0).abs() < 0.01, "{variant}: {got} vs {expected}");
@@ -103,31 +109,8 @@ fn clean_path_window_limited_gives_window_over_rtt() {
     // sender sends no partial segment) per round trip. Round trip = propagation 2 x 51 ms
     // + a 1500 B segment and a 40 B ACK serialized at each of the two hops.
     for (delayed_ack, label) in [("\"40ms\"", "delayed ACKs"), ("false", "every segment acked")] {
-        let toml = format!(
-            r#"
-duration = "13s"
-warmup = "3s"
-[nodes]
-hosts = ["A", "B"]
-routers = ["R"]
-[[link]]
-from = "A"
-to = "R"
-rate = "100Mbps"
-delay = "1ms"
-[[link]]
-from = "R"
-to = "B"
-rate = "100Mbps"
-delay = "50ms"
-[[flow]]
-src = "A"
-dst = "B"
-app = {{ type = "ftp" }}
-tcp = {{ window = "65535B", delayed_ack = {delayed_ack} }}
-"#
-        );
-        let sim = run(&toml, 1);
+        let tcp = format!("window = \"65535B\", delayed_ack = {delayed_ack}");
+        let sim = run(&chain("13s", "3s", "100Mbps", "50ms", &tcp), 1);
         let tx = |bytes: f64| bytes * 8.0 / 100e6;
         let rtt = 2.0 * 0.051 + 2.0 * tx(1500.0) + 2.0 * tx(40.0);
         let expected = 44.0 * 1460.0 * 8.0 / rtt;
@@ -627,22 +610,27 @@ fn equal_rtts_share_a_droptail_bottleneck_fairly() {
 // ---------------------------------------------------------------------------------------
 // Applications and timers
 
-#[test]
-fn finite_transfer_with_handshake_completes_in_the_expected_rounds() {
-    // 20 segments of 1000 B over A -1 Gbit/s, 50 ms- B (RTT 100 ms), IW 2, no delayed
-    // ACKs: SYN/SYN-ACK 1 RTT, then slow start sends 2, 4, 8, 6 segments: the last byte
-    // arrives 3.5 RTT after the handshake (half an RTT after the fourth round leaves):
-    // 1 + 3 + 0.5 = 4.5 RTT = 0.45 s, plus serialization (microseconds).
+/// 20 segments of 1000 B with a handshake over A -1 Gbit/s, 50 ms- B (RTT 100 ms), IW 2,
+/// no delayed ACKs; `link` adds keys to the link.
+fn handshake_transfer(link: &str) -> Simulation {
     let toml = two_hosts(
         "5s",
         "0s",
         "1Gbps",
         "50ms",
-        "",
+        link,
         "{ type = \"ftp\", bytes = \"20000B\" }",
         "mss = \"1000B\", initial_window = \"2p\", delayed_ack = false, handshake = true",
     );
-    let sim = run(&toml, 1);
+    run(&toml, 1)
+}
+
+#[test]
+fn finite_transfer_with_handshake_completes_in_the_expected_rounds() {
+    // SYN/SYN-ACK 1 RTT, then slow start sends 2, 4, 8, 6 segments: the last byte arrives
+    // half an RTT after the fourth round leaves: 1 + 3 + 0.5 = 4.5 RTT = 0.45 s, plus
+    // serialization (microseconds).
+    let sim = handshake_transfer("");
     let t = sim.flows[0].tcp().unwrap();
     let c = t.stats.completion.unwrap().as_secs_f64();
     assert!((c - 0.45).abs() < 0.001, "{c}");
@@ -654,18 +642,9 @@ fn finite_transfer_with_handshake_completes_in_the_expected_rounds() {
 #[test]
 fn lost_syn_is_retransmitted_after_the_initial_rto_and_iw_drops_to_one() {
     // The SYN is packet 0 of the flow; dropping it costs the initial RTO (1 s); RFC 5681
-    // 3.1: after a lost SYN the initial window is one segment. Then 1, 2, 4, 8, 5 segments
-    // (RTT 100 ms): 1 s + 1 RTT (handshake) + 4.5 RTT = 1.55 s.
-    let toml = two_hosts(
-        "5s",
-        "0s",
-        "1Gbps",
-        "50ms",
-        "forward = { drop = [{ flow = \"f\", packet = 0 }] }",
-        "{ type = \"ftp\", bytes = \"20000B\" }",
-        "mss = \"1000B\", initial_window = \"2p\", delayed_ack = false, handshake = true",
-    );
-    let sim = run(&toml, 1);
+    // 3.1: after a lost SYN the initial window is one segment. Then 1, 2, 4, 8, 5 segments:
+    // 1 s + 1 RTT (handshake) + 4.5 RTT = 1.55 s.
+    let sim = handshake_transfer("forward = { drop = [{ flow = \"f\", packet = 0 }] }");
     let t = sim.flows[0].tcp().unwrap();
     let c = t.stats.completion.unwrap().as_secs_f64();
     assert!((c - 1.55).abs() < 0.001, "{c}");

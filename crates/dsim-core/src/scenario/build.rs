@@ -22,11 +22,11 @@ use crate::transport::udp::{MIN_DATAGRAM, UdpSender};
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
-fn err<T>(path: KeyPath, value: impl ToString, rule: impl Into<String>) -> Result<T> {
+pub(super) fn err<T>(path: KeyPath, value: impl ToString, rule: impl Into<String>) -> Result<T> {
     Err(ScenarioError::new(path, Some(value.to_string()), rule))
 }
 
-fn quoted(s: &str) -> String {
+pub(super) fn quoted(s: &str) -> String {
     format!("\"{s}\"")
 }
 

@@ -23,6 +23,7 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
+use super::build::{err, quoted};
 use super::error::{KeyPath, ScenarioError};
 use super::schema::Scenario;
 use crate::net::Network;
@@ -37,14 +38,6 @@ pub const MIN_SNAPLEN: u32 = 80;
 pub const MAX_SNAPLEN: u32 = 65_535;
 
 type Result<T> = std::result::Result<T, ScenarioError>;
-
-fn err<T>(path: KeyPath, value: impl ToString, rule: impl Into<String>) -> Result<T> {
-    Err(ScenarioError::new(path, Some(value.to_string()), rule))
-}
-
-fn quoted(s: &str) -> String {
-    format!("\"{s}\"")
-}
 
 /// A `[[capture]]` entry: exactly one of `port` and `node`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

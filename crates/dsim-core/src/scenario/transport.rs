@@ -18,6 +18,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
+use super::build::{err, quoted};
 use super::error::{KeyPath, ScenarioError};
 use super::schema::{AppSpec, FlowSpec};
 use crate::app::web::{Capped, Dist};
@@ -30,14 +31,6 @@ use crate::transport::tcp::{Counting, RttParams, SeriesMode, TcpParams, VariantK
 use crate::transport::tcp::{HEADERS, SenderParams};
 
 type Result<T> = std::result::Result<T, ScenarioError>;
-
-fn err<T>(path: KeyPath, value: impl ToString, rule: impl Into<String>) -> Result<T> {
-    Err(ScenarioError::new(path, Some(value.to_string()), rule))
-}
-
-fn quoted(s: impl fmt::Display) -> String {
-    format!("\"{s}\"")
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -176,7 +169,7 @@ impl StartSpec {
         if b >= duration {
             return err(
                 p.clone(),
-                quoted(b),
+                quoted(&b.to_string()),
                 format!("the flow would start after the run ends (duration = {duration})"),
             );
         }
@@ -257,7 +250,7 @@ pub fn build_tcp(
             if !(1..=params.mss as u64).contains(&request) {
                 return err(
                     p.key("app").key("request"),
-                    quoted(Bytes(request)),
+                    quoted(&Bytes(request).to_string()),
                     format!("a request is one segment: 1B to the MSS ({}B)", params.mss),
                 );
             }
@@ -290,7 +283,7 @@ pub fn build_tcp_params(spec: Option<&TcpSpec>, p: &KeyPath) -> Result<TcpParams
         Some(m) => {
             return err(
                 p.key("mss"),
-                quoted(m),
+                quoted(&m.to_string()),
                 format!(
                     "the MSS is 1B to {}B (an IP datagram holds at most 65535B)",
                     65_535 - HEADERS
@@ -304,7 +297,7 @@ pub fn build_tcp_params(spec: Option<&TcpSpec>, p: &KeyPath) -> Result<TcpParams
         Some(w) => {
             return err(
                 p.key("window"),
-                quoted(w),
+                quoted(&w.to_string()),
                 format!("the window must hold at least one segment (mss = {mss}B) and at most 4294967295B"),
             );
         }
@@ -316,7 +309,7 @@ pub fn build_tcp_params(spec: Option<&TcpSpec>, p: &KeyPath) -> Result<TcpParams
         Some(iw) => {
             return err(
                 p.key("initial_window"),
-                quoted(iw),
+                quoted(&iw.to_string()),
                 format!("the initial window must be at least one segment (\"1p\" or {mss}B)"),
             );
         }
@@ -334,13 +327,13 @@ pub fn build_tcp_params(spec: Option<&TcpSpec>, p: &KeyPath) -> Result<TcpParams
     };
     for (key, v) in [("initial_rto", rtt.initial_rto), ("max_rto", rtt.max_rto)] {
         if v == Duration::ZERO {
-            return err(p.key(key), quoted(v), "a timeout must be longer than 0s");
+            return err(p.key(key), quoted(&v.to_string()), "a timeout must be longer than 0s");
         }
     }
     if rtt.min_rto > rtt.max_rto {
         return err(
             p.key("min_rto"),
-            quoted(rtt.min_rto),
+            quoted(&rtt.min_rto.to_string()),
             format!("min_rto must not exceed max_rto ({})", rtt.max_rto),
         );
     }
@@ -351,7 +344,7 @@ pub fn build_tcp_params(spec: Option<&TcpSpec>, p: &KeyPath) -> Result<TcpParams
         Some(DelayedAckSpec::After(t)) => {
             return err(
                 p.key("delayed_ack"),
-                quoted(t),
+                quoted(&t.to_string()),
                 "the delayed-ACK timer is above 0s and at most 500ms (RFC 5681 4.2); write false to turn delayed ACKs off",
             );
         }
@@ -374,7 +367,7 @@ pub fn build_tcp_params(spec: Option<&TcpSpec>, p: &KeyPath) -> Result<TcpParams
         Some(SeriesSpec::Interval(t)) => {
             return err(
                 p.key("series"),
-                quoted(t),
+                quoted(&t.to_string()),
                 "the sampling interval must be longer than 0s (or \"change\")",
             );
         }
@@ -400,7 +393,7 @@ pub fn check_series(params: &TcpParams, duration: Duration, p: &KeyPath) -> Resu
         if duration.0 / dt.0 > crate::transport::tcp::SERIES_CAP as u64 {
             return err(
                 p.key("series"),
-                quoted(dt),
+                quoted(&dt.to_string()),
                 format!(
                     "at most {} samples per flow: choose an interval of at least {}",
                     crate::transport::tcp::SERIES_CAP,
@@ -430,7 +423,7 @@ impl Quantity for Duration {
 pub fn build_dist<T: Quantity>(spec: &DistSpec<T>, p: &KeyPath) -> Result<Capped> {
     let positive = |v: T, key: &str| -> Result<f64> {
         if v.value() == 0 {
-            return err(p.key(key), quoted(v), "must be greater than 0");
+            return err(p.key(key), quoted(&v.to_string()), "must be greater than 0");
         }
         Ok(v.value() as f64)
     };

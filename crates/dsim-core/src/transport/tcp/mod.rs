@@ -682,3 +682,54 @@ impl TcpFlow {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Event;
+
+    #[test]
+    fn events_stay_eight_bytes() {
+        assert_eq!(std::mem::size_of::<Event>(), 8);
+    }
+
+    #[test]
+    fn timers_cancel_lazily() {
+        let mut t = Timers::default();
+        let mut pushed = Vec::new();
+        let mut sync = |t: &mut Timers| t.schedule(|at, k| pushed.push((at.0, k)));
+        // Armed at 100: one event.
+        t.set(TcpTimer::Rto, Some(SimTime(100)));
+        sync(&mut t);
+        // Restarted later (every ACK does this): no new event.
+        t.set(TcpTimer::Rto, Some(SimTime(150)));
+        sync(&mut t);
+        t.set(TcpTimer::Rto, Some(SimTime(180)));
+        sync(&mut t);
+        // Moved earlier: a new event at 90; the one at 100 becomes stale.
+        t.set(TcpTimer::Rto, Some(SimTime(90)));
+        sync(&mut t);
+        assert!(!t.fire(TcpTimer::Rto, SimTime(100)), "not the recorded event");
+        assert!(t.fire(TcpTimer::Rto, SimTime(90)), "due");
+        assert_eq!(t.get(TcpTimer::Rto), None, "fired timers stop");
+        // A deadline moved past its event re-arms at the event.
+        t.set(TcpTimer::DelayedAck, Some(SimTime(200)));
+        sync(&mut t);
+        t.set(TcpTimer::DelayedAck, Some(SimTime(260)));
+        assert!(!t.fire(TcpTimer::DelayedAck, SimTime(200)));
+        sync(&mut t);
+        // Stopped: its event fires into nothing.
+        t.set(TcpTimer::DelayedAck, None);
+        assert!(!t.fire(TcpTimer::DelayedAck, SimTime(260)));
+        sync(&mut t);
+        assert_eq!(
+            pushed,
+            vec![
+                (100, TcpTimer::Rto),
+                (90, TcpTimer::Rto),
+                (200, TcpTimer::DelayedAck),
+                (260, TcpTimer::DelayedAck)
+            ]
+        );
+    }
+}

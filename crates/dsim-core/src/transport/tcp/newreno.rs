@@ -20,7 +20,7 @@
 //! recover" both read `ack >= recover`. dsim keeps cwnd at least one SMSS after the
 //! deflation of a partial ACK (the RFC leaves the floor open).
 
-use super::reno::enter_fast_recovery;
+use super::reno::{count_ack, enter_fast_recovery};
 use super::sender::{AckInfo, DATA_START, LogEvent, Sender};
 use super::variant::LossRecovery;
 
@@ -71,16 +71,12 @@ impl LossRecovery for NewReno {
             }
             return;
         }
-        if a.acked > 0 {
-            s.dupacks = 0;
-            s.grow(a.acked);
-        } else if a.dup {
-            s.dupacks += 1;
-            if s.dupacks == 3 && a.ack >= self.recover {
-                self.recover = s.snd_max;
-                self.partial_acks = 0;
-                enter_fast_recovery(s);
-            }
+        // Step 2: the third duplicate ACK starts fast retransmit only if the ACK covers
+        // more than `recover`.
+        if count_ack(s, a) && a.ack >= self.recover {
+            self.recover = s.snd_max;
+            self.partial_acks = 0;
+            enter_fast_recovery(s);
         }
     }
 

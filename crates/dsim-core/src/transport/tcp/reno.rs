@@ -17,6 +17,20 @@ use super::variant::LossRecovery;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Reno;
 
+/// An ACK outside recovery (shared with NewReno): a cumulative ACK grows cwnd (RFC 5681
+/// 3.1) and resets the duplicate count; a duplicate ACK counts. Returns whether this ACK
+/// is the third duplicate (step 2's trigger).
+pub fn count_ack(s: &mut Sender, a: &AckInfo) -> bool {
+    if a.acked > 0 {
+        s.dupacks = 0;
+        s.grow(a.acked);
+    } else if a.dup {
+        s.dupacks += 1;
+        return s.dupacks == 3;
+    }
+    false
+}
+
 /// Steps 2 and 3 of RFC 5681 section 3.2 (shared with NewReno).
 pub fn enter_fast_recovery(s: &mut Sender) {
     s.ssthresh = s.loss_ssthresh();
@@ -40,14 +54,8 @@ impl LossRecovery for Reno {
             }
             return;
         }
-        if a.acked > 0 {
-            s.dupacks = 0;
-            s.grow(a.acked);
-        } else if a.dup {
-            s.dupacks += 1;
-            if s.dupacks == 3 {
-                enter_fast_recovery(s);
-            }
+        if count_ack(s, a) {
+            enter_fast_recovery(s);
         }
     }
 }
