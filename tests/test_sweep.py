@@ -283,10 +283,10 @@ def test_a_point_the_validator_refuses_fails_alone(tmp_path: Path) -> None:
 def test_a_task_that_fails_while_running_is_recorded_and_the_others_go_on(tmp_path: Path, monkeypatch) -> None:
     real = _dsim.run_task
 
-    def flaky(toml, base_seed, coords, progress=None):
+    def flaky(toml, base_seed, coords, progress=None, capture_dir=None):
         if list(coords) == [1, 0]:
             raise dsim.SimulationError("internal error while running tiny: boom (please report it)")
-        return real(toml, base_seed, coords, progress)
+        return real(toml, base_seed, coords, progress, capture_dir)
 
     monkeypatch.setattr(_dsim, "run_task", flaky)
     report = run_sweep(tiny(tmp_path), {"flow[0].app.rate": ["1Mbps", "2Mbps"]}, out=tmp_path / "s", executor=Local(2))

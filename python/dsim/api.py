@@ -25,6 +25,7 @@ def run(
     executor: Any = None,
     progress: bool = False,
     console: Console | None = None,
+    capture_dir: str | os.PathLike[str] | None = None,
 ) -> Results:
     """Runs a scenario (a Scenario, a scenario file path, or TOML text).
 
@@ -35,6 +36,9 @@ def run(
           the other in this thread). The results do not depend on it.
     executor: where the replications run instead (see :func:`dsim.executors.make_executor`:
           "sequential", "local:N", "dask:tcp://host:port", "dask:local:N", a Client...).
+    capture_dir: folder for the pcap files of the scenario's `[[capture]]` points, one per
+          capture and replication (`<name>-r<replication>.pcap`); without it nothing is
+          captured.
     progress: show a live progress bar (simulated time, events/s, ETA) on a terminal.
 
     A scenario with a [sweep] table is refused: run it with :func:`dsim.sweep`.
@@ -55,7 +59,8 @@ def run(
     seed = own_seed if seed is None else seed
     replications = own_reps if replications is None else replications
     toml = sc.to_toml()
-    tasks = [Task(toml, seed, (r,)) for r in range(replications)]
+    capture = None if capture_dir is None else os.fspath(capture_dir)
+    tasks = [Task(toml, seed, (r,), capture) for r in range(replications)]
     results: dict[int, TaskResult] = {}
     ex = make_executor(executor, jobs)
     monitor = Monitor(len(tasks), kind="run", show=progress, console=console, title=sc.name)

@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=_seed, help="base seed (default: the scenario's)")
     r.add_argument("--replications", "-r", type=_positive_int, help="replications (default: the scenario's)")
     _executor_args(r)
-    r.add_argument("--out", "-o", type=Path, help="folder for the tables and summary.json (default: results/<scenario name>)")
+    r.add_argument("--out", "-o", type=Path, help="folder for the tables, summary.json and pcap captures (default: results/<scenario name>)")
     r.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="table format (default: parquet)")
 
     sw = sub.add_parser(
@@ -140,9 +140,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     sc = Scenario.from_toml(Path(args.file))
     con = _console()
-    with _executor(args) as ex:
-        res = run(sc, seed=args.seed, replications=args.replications, executor=ex, progress=True, console=con)
     out = args.out or Path("results") / sc.name
+    with _executor(args) as ex:
+        res = run(sc, seed=args.seed, replications=args.replications, executor=ex, progress=True, console=con, capture_dir=out)
     res.save(out, args.format)
     print_flows(con, res)
     print_queues(con, res)
@@ -183,6 +183,32 @@ def print_flows(con: Console, res) -> None:
             _fmt(row["delay_mean_ms"], row["delay_mean_ms_ci"]),
             _fmt(row["delay_p99_ms"], row["delay_p99_ms_ci"]),
             _fmt(row["jitter_p90_ms"], row["jitter_p90_ms_ci"]),
+        )
+    con.print(t)
+    print_tcp(con, res)
+
+
+def print_tcp(con: Console, res) -> None:
+    """The goodput table of the TCP flows, if there are any."""
+    if "transport" not in res.flows or not (res.flows["transport"] == "tcp").any():
+        return
+    tcp = set(res.flows.loc[res.flows["transport"] == "tcp", "flow"])
+    s = res.summary("flows")
+    s = s[s["flow"].isin(tcp)]
+    t = Table(title="TCP flows")
+    for col in ("flow", "goodput Mbit/s", "retransmits", "timeouts", "fast retransmits", "RTT mean ms", "ACKs dropped", "transfers", "completion s"):
+        t.add_column(col, justify="left" if col == "flow" else "right")
+    for _, row in s.iterrows():
+        t.add_row(
+            str(row["flow"]),
+            _fmt(row["goodput_bps"], row["goodput_bps_ci"], 1e6),
+            f"{row['retransmitted_pkts']:.0f}",
+            f"{row['timeouts']:.0f}",
+            f"{row['fast_retransmits']:.0f}",
+            _fmt(row["rtt_mean_ms"], row["rtt_mean_ms_ci"], digits=1),
+            f"{row['dropped_ack_pkts']:.0f}",
+            f"{row['transfers']:.0f}",
+            _fmt(row["completion_s"], row["completion_s_ci"]),
         )
     con.print(t)
 

@@ -45,6 +45,8 @@ class Task:
     toml: str
     base_seed: int
     coords: tuple[int, ...]
+    #: Folder for the pcap files of the scenario's [[capture]] points (None: no captures).
+    capture_dir: str | None = None
 
     @property
     def seed(self) -> int:
@@ -82,14 +84,14 @@ class Cancelled(BaseException):
 Hook = Callable[[float, float, int], None]
 
 
-def execute(toml: str, base_seed: int, coords: Sequence[int], progress: Hook | None = None) -> TaskResult:
+def execute(toml: str, base_seed: int, coords: Sequence[int], progress: Hook | None = None, capture_dir: str | None = None) -> TaskResult:
     """Runs one task. dsim's own errors are returned, not raised, so that they cross process
     and machine boundaries as plain data."""
     from . import __version__
     from .errors import DsimError as _DsimError
 
     try:
-        raw = _dsim.run_task(toml, base_seed, list(coords), progress)
+        raw = _dsim.run_task(toml, base_seed, list(coords), progress, capture_dir)
     except _DsimError as e:
         return TaskResult(None, str(e), type(e).__name__, __version__)
     tables = {name: pa.Table.from_batches([pa.record_batch(t)]) for name, t in raw.items()}
@@ -141,7 +143,7 @@ class Sequential(Executor):
 
     def run(self, tasks: Sequence[Task], on_result: OnResult, hook_for: Callable[[Task], Hook | None] | None = None) -> None:
         for t in tasks:
-            on_result(t, execute(t.toml, t.base_seed, t.coords, hook_for(t) if hook_for else None))
+            on_result(t, execute(t.toml, t.base_seed, t.coords, hook_for(t) if hook_for else None, t.capture_dir))
 
 
 class Local(Executor):
@@ -171,7 +173,7 @@ class Local(Executor):
 
         pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="dsim-task")
         try:
-            futures: dict[Future[TaskResult], Task] = {pool.submit(execute, t.toml, t.base_seed, t.coords, hook(t)): t for t in tasks}
+            futures: dict[Future[TaskResult], Task] = {pool.submit(execute, t.toml, t.base_seed, t.coords, hook(t), t.capture_dir): t for t in tasks}
             pending = set(futures)
             while pending:
                 # A timeout keeps the main thread responsive to Ctrl-C.
@@ -231,7 +233,7 @@ class Dask(Executor):
     def run(self, tasks: Sequence[Task], on_result: OnResult, hook_for: Callable[[Task], Hook | None] | None = None) -> None:
         from distributed import as_completed
 
-        futures = {self.client.submit(execute, t.toml, t.base_seed, t.coords, pure=False): t for t in tasks}
+        futures = {self.client.submit(execute, t.toml, t.base_seed, t.coords, None, t.capture_dir, pure=False): t for t in tasks}
         try:
             for f in as_completed(list(futures)):
                 on_result(futures[f], _result_of(f))

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from .stats import LEVEL, summarize
 
-TABLES = ("flows", "queues", "drops", "run", "conditioners", "queue_series")
+TABLES = ("flows", "queues", "drops", "run", "conditioners", "queue_series", "series")
 
 
 #: The columns that identify a row of each table across replications (what summaries group by).
@@ -24,6 +24,7 @@ SUMMARY_KEYS = {
     "run": [],
     "conditioners": ["conditioner", "color"],
     "queue_series": ["port", "queue", "precedence"],
+    "series": ["flow", "time_s"],
 }
 
 
@@ -46,7 +47,8 @@ class Results:
 
     flows:  one row per flow per replication (packets and bytes sent, delivered and dropped
             by cause, offered load and throughput in bit/s, one-way delay and RFC 2598 jitter
-            statistics in ms).
+            statistics in ms; for TCP flows goodput, retransmissions, timeouts, fast
+            retransmits, mean RTT, dropped ACKs, transfers and completion time).
     queues: one row per (port, queue, precedence) per replication (arrivals, departures,
             drops by cause, time-weighted mean length in packets and bytes).
     drops:  packets and bytes each flow lost at each site, by cause, per replication.
@@ -56,6 +58,8 @@ class Results:
             shaper's arrivals, releases, overflow drops and mean wait (docs/af.md).
     queue_series: sampled RED / MRED averages and occupancies of the queues that set
             `series`, one row per sample and precedence.
+    series: TCP time series of the flows that asked for one (`tcp = { series = ... }`): time,
+            cwnd, ssthresh and flight size in bytes, smoothed RTT and RTO in ms.
     """
 
     flows: pd.DataFrame
@@ -64,6 +68,7 @@ class Results:
     run: pd.DataFrame
     conditioners: pd.DataFrame
     queue_series: pd.DataFrame
+    series: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     scenario: Any = field(default=None, repr=False)
 
     @classmethod
@@ -107,7 +112,7 @@ class Results:
         flows = self.summary("flows")
         keep = ["flow", "n"] + [
             c
-            for base in ("throughput_bps", "offered_bps", "delivered_pkts", "dropped_pkts", "delay_mean_ms", "delay_p99_ms", "jitter_p50_ms", "jitter_p90_ms")
+            for base in ("throughput_bps", "offered_bps", "delivered_pkts", "dropped_pkts", "delay_mean_ms", "delay_p99_ms", "jitter_p50_ms", "jitter_p90_ms", "goodput_bps", "retransmitted_pkts", "timeouts", "rtt_mean_ms")
             for c in (base, f"{base}_ci")
         ]
         run = self.run

@@ -10,6 +10,7 @@ file are refused with the same messages.
     sc.link("A", "R", rate="10Mbps", delay="1ms")
     sc.link("R", "B", rate="1.5Mbps", delay="10ms", queue=droptail("50p"))
     sc.flow("voice", src="A", dst="B", app=cbr(rate="64kbps", size="200B"), dscp="EF")
+    sc.flow("bulk", src="A", dst="B", app=ftp(), tcp=tcp(variant="sack"), start=uniform("0s", "1s"))
 """
 
 from __future__ import annotations
@@ -56,6 +57,16 @@ __all__ = [
     "dsd",
     "tfrc",
     "ABE_GREEN_DSCP",
+    # TCP applications, distributions, scripted drops (docs/tcp.md)
+    "ftp",
+    "web",
+    "tcp",
+    "constant",
+    "exponential",
+    "pareto",
+    "lognormal",
+    "uniform",
+    "drop",
 ]
 
 #: The default ABE green codepoint, 000011 (3): RFC 2474 pool 2 (experimental/local use),
@@ -226,6 +237,62 @@ def red(
     )
 
 
+def ftp(bytes: str | None = None) -> dict[str, Any]:  # noqa: A002 - the schema's key
+    """A bulk transfer over TCP: infinite, or `bytes` ("1MB") after which the flow records
+    its completion time."""
+    return _drop_none({"type": "ftp", "bytes": bytes})
+
+
+def web(response: dict[str, Any], think: dict[str, Any], request: str | None = None) -> dict[str, Any]:
+    """Request-response over one persistent TCP connection: a request of `request` payload
+    bytes (default "300B"), a response of a size drawn from `response`, a think time drawn
+    from `think` (see :func:`pareto`, :func:`lognormal`, :func:`exponential`,
+    :func:`constant`), again."""
+    return _drop_none({"type": "web", "request": request, "response": response, "think": think})
+
+
+def tcp(
+    variant: str | None = None,
+    *,
+    mss: str | None = None,
+    window: str | None = None,
+    initial_window: str | None = None,
+    counting: str | None = None,
+    initial_rto: str | None = None,
+    min_rto: str | None = None,
+    max_rto: str | None = None,
+    granularity: str | None = None,
+    delayed_ack: str | bool | None = None,
+    sack_blocks: int | None = None,
+    ecn: bool | None = None,
+    handshake: bool | None = None,
+    series: str | None = None,
+) -> dict[str, Any]:
+    """The `tcp` table of a flow; unset keys keep their defaults: variant "sack" (or
+    "reno", "newreno"), mss "1460B", window "65535B", initial_window per RFC 5681 ("2p" or
+    "4380B"), counting "bytes" (or "packets"), initial_rto "1s", min_rto "200ms", max_rto
+    "60s", granularity "1ms", delayed_ack "40ms" (or False), sack_blocks 3, ecn False,
+    handshake False, series None ("10ms" to sample cwnd/ssthresh/RTT, or "change")."""
+    return _drop_none(
+        {
+            "variant": variant,
+            "mss": mss,
+            "window": window,
+            "initial_window": initial_window,
+            "counting": counting,
+            "initial_rto": initial_rto,
+            "min_rto": min_rto,
+            "max_rto": max_rto,
+            "granularity": granularity,
+            "delayed_ack": delayed_ack,
+            "sack_blocks": sack_blocks,
+            "ecn": ecn,
+            "handshake": handshake,
+            "series": series,
+        }
+    )
+
+
 def precedence(min_th: str, max_th: str, max_p: float | None = None, dscp: list[str | int] | None = None) -> dict[str, Any]:
     """One drop precedence of an MRED queue: its RED curve and the codepoints it takes."""
     return _drop_none({"dscp": dscp, "min_th": min_th, "max_th": max_th, "max_p": max_p})
@@ -351,6 +418,38 @@ def tfrc(size: str, *, green: float | None = None, green_dscp: int | str | None 
         packets, CE marks count as losses.
     """
     return _drop_none({"type": "tfrc", "size": size, "green": green, "green_dscp": green_dscp, "ecn": ecn})
+
+
+def constant(value: str) -> dict[str, Any]:
+    """Always `value` (a size "12KB" or a time "1s")."""
+    return {"type": "constant", "value": value}
+
+
+def exponential(mean: str, max: str | None = None) -> dict[str, Any]:  # noqa: A002 - the schema's key
+    """Exponentially distributed with `mean`, optionally capped at `max`."""
+    return _drop_none({"type": "exponential", "mean": mean, "max": max})
+
+
+def pareto(mean: str, shape: float, max: str | None = None) -> dict[str, Any]:  # noqa: A002
+    """Pareto with `mean` and `shape` (> 1), optionally capped at `max`."""
+    return _drop_none({"type": "pareto", "mean": mean, "shape": shape, "max": max})
+
+
+def lognormal(mean: str, sigma: float, max: str | None = None) -> dict[str, Any]:  # noqa: A002
+    """Lognormal with `mean` and `sigma` (of the underlying normal), optionally capped."""
+    return _drop_none({"type": "lognormal", "mean": mean, "sigma": sigma, "max": max})
+
+
+def uniform(a: str, b: str) -> dict[str, Any]:
+    """A flow start drawn uniformly in [a, b] from the flow's own random stream."""
+    return {"uniform": [a, b]}
+
+
+def drop(flow: str, *, packet: int | None = None, segment: int | None = None, occurrence: int | None = None) -> dict[str, Any]:
+    """A scripted drop for a link direction's `drop` list: the flow's packet of index
+    `packet`, or its TCP segment number `segment` at its `occurrence`-th crossing (1 = the
+    first transmission)."""
+    return _drop_none({"flow": flow, "packet": packet, "segment": segment, "occurrence": occurrence})
 
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:
@@ -521,14 +620,19 @@ class Scenario:
         dst: str,
         app: dict[str, Any],
         dscp: str | int | None = None,
-        start: str | None = None,
+        start: str | dict[str, Any] | None = None,
         stop: str | None = None,
         count: int | None = None,
+        tcp: dict[str, Any] | None = None,
         **extra: Any,
     ) -> "Scenario":
-        """A flow from `src` to `dst` (or `count` identical ones named name.0, name.1 ...)."""
+        """A flow from `src` to `dst` (or `count` identical ones named name.0, name.1 ...).
+        `start` is a time or :func:`uniform`; `tcp` (see :func:`tcp`) configures an
+        :func:`ftp` or :func:`web` flow's TCP."""
         self._edited()
-        entry = _drop_none({"name": name, "src": src, "dst": dst, "count": count, "dscp": dscp, "start": start, "stop": stop, "app": app})
+        entry = _drop_none(
+            {"name": name, "src": src, "dst": dst, "count": count, "dscp": dscp, "start": start, "stop": stop, "app": app, "tcp": tcp}
+        )
         entry.update(extra)
         self.data.setdefault("flow", []).append(entry)
         return self
@@ -578,6 +682,17 @@ class Scenario:
         """Names a codepoint: afterwards `name` stands for `value` wherever a DSCP is written."""
         self._edited()
         self.data.setdefault("dscp", {})[name] = value
+        return self
+
+    def capture(
+        self, *, port: str | None = None, node: str | None = None, name: str | None = None, snaplen: str | None = None
+    ) -> "Scenario":
+        """A pcap capture of a link direction (`port` = "A->B", packets as they start
+        transmission) or of a `node` (what it transmits and receives), written as
+        `<name>-r<replication>.pcap` into the `capture_dir` given to :func:`dsim.run`;
+        `snaplen` ("80B") keeps only the headers of each packet."""
+        self._edited()
+        self.data.setdefault("capture", []).append(_drop_none({"port": port, "node": node, "name": name, "snaplen": snaplen}))
         return self
 
     def __repr__(self) -> str:

@@ -34,7 +34,10 @@ pub mod sim;
 pub mod stats;
 pub mod task;
 pub mod time;
+pub mod trace;
 pub mod transport;
+
+use std::path::PathBuf;
 
 use rayon::prelude::*;
 
@@ -49,9 +52,27 @@ pub fn replication_seed(base: u64, r: u64) -> u64 {
     derive_seed(base, &[r])
 }
 
+/// What a run does besides simulating.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Folder the scenario's `[[capture]]` points write their pcap files to; None = no
+    /// captures.
+    pub capture_dir: Option<PathBuf>,
+}
+
 /// Runs one replication and returns its tables (the task `[replication]`, see [`task`]).
 pub fn run_one(sc: &Scenario, base_seed: u64, replication: u64) -> Result<Tables, ScenarioError> {
-    let tables = task::run_task(sc, base_seed, &[replication], None)?;
+    run_one_with(sc, base_seed, replication, &RunOptions::default())
+}
+
+/// Runs one replication with `opts` and returns its tables.
+pub fn run_one_with(
+    sc: &Scenario,
+    base_seed: u64,
+    replication: u64,
+    opts: &RunOptions,
+) -> Result<Tables, ScenarioError> {
+    let tables = task::run_task(sc, base_seed, &[replication], None, opts)?;
     Ok(tables.expect("a run without a hook always finishes"))
 }
 
@@ -59,8 +80,19 @@ pub fn run_one(sc: &Scenario, base_seed: u64, replication: u64) -> Result<Tables
 /// same, bit for bit, whatever `jobs` is: each replication has its own seed and the results
 /// are concatenated in replication order.
 pub fn run(sc: &Scenario, base_seed: u64, replications: u64, jobs: usize) -> Result<Tables, ScenarioError> {
+    run_with(sc, base_seed, replications, jobs, &RunOptions::default())
+}
+
+/// [`run`] with options (capture folder).
+pub fn run_with(
+    sc: &Scenario,
+    base_seed: u64,
+    replications: u64,
+    jobs: usize,
+    opts: &RunOptions,
+) -> Result<Tables, ScenarioError> {
     scenario::validate(sc)?;
-    let one = |r: u64| run_one(sc, base_seed, r);
+    let one = |r: u64| run_one_with(sc, base_seed, r, opts);
     let parts: Vec<Result<Tables, ScenarioError>> = if jobs == 1 || replications <= 1 {
         (0..replications).map(one).collect()
     } else {

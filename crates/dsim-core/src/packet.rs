@@ -54,9 +54,11 @@ pub struct Packet {
     pub precedence: u8,
     /// The colour the last meter on the packet's path gave it (None until one does).
     pub color: Option<Color>,
-    /// The ECN field (RFC 3168): a RED queue with `ecn = true` marks ECN-capable packets
-    /// instead of dropping them early.
+    /// The two ECN bits of the IP header (RFC 3168 section 5): a RED queue with
+    /// `ecn = true` marks ECN-capable packets instead of dropping them early.
     pub ecn: Ecn,
+    /// TCP header fields; all zero for UDP datagrams.
+    pub tcp: TcpHeader,
 }
 
 /// The colour a meter gives a packet: RFC 2697 / RFC 2698 green, yellow, red. A
@@ -81,16 +83,72 @@ impl Color {
     }
 }
 
-/// The two ECN bits of the IP header (RFC 3168 section 5), as dsim needs them.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, Default)]
+/// The ECN field of the IP header, RFC 3168 section 5: Not-ECT 00, ECT(1) 01, ECT(0) 10, CE 11.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
+#[repr(u8)]
 pub enum Ecn {
-    /// Not ECN-capable transport: an early-drop verdict drops the packet.
     #[default]
-    NotEct,
-    /// ECN-capable transport (ECT(0) or ECT(1)).
-    Ect,
-    /// Congestion experienced: a router marked it.
-    Ce,
+    NotEct = 0b00,
+    Ect1 = 0b01,
+    Ect0 = 0b10,
+    Ce = 0b11,
+}
+
+/// TCP control bits, as on the wire (RFC 793 section 3.1, RFC 3168 section 6.1).
+pub mod tcp_flags {
+    pub const FIN: u8 = 0x01;
+    pub const SYN: u8 = 0x02;
+    pub const RST: u8 = 0x04;
+    pub const PSH: u8 = 0x08;
+    pub const ACK: u8 = 0x10;
+    pub const ECE: u8 = 0x40;
+    pub const CWR: u8 = 0x80;
+}
+
+/// Most SACK blocks one segment carries: 4 fit in the 40 option bytes without timestamps
+/// (RFC 2018 section 3).
+pub const MAX_SACK_BLOCKS: usize = 4;
+
+/// The TCP header of a simulated segment. Sequence numbers are 64-bit byte numbers (they
+/// never wrap inside a run); a capture writes them modulo 2^32. SACK blocks are stored as
+/// offsets above `ack` (a block never lies below the cumulative acknowledgement), which
+/// keeps the header at 64 bytes.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
+pub struct TcpHeader {
+    pub seq: u64,
+    pub ack: u64,
+    /// Payload bytes (the segment occupies [seq, seq + len) of the sequence space, plus one
+    /// for a SYN).
+    pub len: u32,
+    /// Advertised receive window in bytes.
+    pub window: u32,
+    /// Control bits, see [`tcp_flags`].
+    pub flags: u8,
+    /// SACK blocks in use (0 = no SACK option).
+    pub sack_count: u8,
+    /// The MSS option's value on a SYN or SYN-ACK (0 otherwise).
+    pub mss: u16,
+    /// SACK blocks [ack + left, ack + right).
+    pub sack: [(u32, u32); MAX_SACK_BLOCKS],
+}
+
+impl TcpHeader {
+    /// SACK block `i` as absolute sequence numbers [left, right).
+    #[inline]
+    pub fn sack_block(&self, i: usize) -> (u64, u64) {
+        let (l, r) = self.sack[i];
+        (self.ack + l as u64, self.ack + r as u64)
+    }
+
+    /// The SACK blocks in use, as absolute [left, right) ranges.
+    pub fn sack_blocks(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        (0..self.sack_count as usize).map(|i| self.sack_block(i))
+    }
+
+    #[inline]
+    pub fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
 }
 
 /// Slab of packets addressed by [`PktId`].

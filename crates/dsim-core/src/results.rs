@@ -8,6 +8,7 @@ use crate::packet::Color;
 use crate::sim::{DropSite, Simulation};
 use crate::stats::{Distribution, DropCause, Window};
 use crate::time::Duration;
+use crate::transport::tcp::TcpFlow;
 
 #[derive(Clone, Debug)]
 pub enum Column {
@@ -146,6 +147,8 @@ pub struct Tables {
     pub conditioners: Table,
     /// Sampled RED / MRED averages (queues with `series` set).
     pub queue_series: Table,
+    /// TCP time series (cwnd, ssthresh, RTT) of the flows that asked for them.
+    pub series: Table,
 }
 
 impl Tables {
@@ -156,9 +159,10 @@ impl Tables {
         self.run.append(&other.run);
         self.conditioners.append(&other.conditioners);
         self.queue_series.append(&other.queue_series);
+        self.series.append(&other.series);
     }
 
-    pub fn named(&self) -> [(&'static str, &Table); 6] {
+    pub fn named(&self) -> [(&'static str, &Table); 7] {
         [
             ("flows", &self.flows),
             ("queues", &self.queues),
@@ -166,6 +170,7 @@ impl Tables {
             ("run", &self.run),
             ("conditioners", &self.conditioners),
             ("queue_series", &self.queue_series),
+            ("series", &self.series),
         ]
     }
 }
@@ -212,8 +217,8 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         f.s("group", flow.group.clone());
         f.s("src", nodes[flow.src as usize].name.clone());
         f.s("dst", nodes[flow.dst as usize].name.clone());
-        f.s("transport", flow.app.transport());
-        f.s("dscp", flow.sender.dscp.to_string());
+        f.s("transport", flow.transport_name());
+        f.s("dscp", flow.dscp().to_string());
         f.u("sent_pkts", s.sent_pkts);
         f.u("sent_bytes", s.sent_bytes);
         f.u("delivered_pkts", s.delivered_pkts);
@@ -235,7 +240,8 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         distribution_columns(&mut f, "delay", &s.delay);
         distribution_columns(&mut f, "jitter", &s.jitter);
         f.u("jitter_pairs", s.jitter.count());
-        jitter_pct_columns(&mut f, &s.jitter, flow.app.packet_time());
+        jitter_pct_columns(&mut f, &s.jitter, flow.app().and_then(|a| a.packet_time()));
+        tcp_columns(&mut f, flow.tcp(), &w);
         f.end_row();
     }
 
@@ -306,7 +312,82 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         run: r.table,
         conditioners: af::conditioner_table(sim, info),
         queue_series: af::queue_series_table(sim, info),
+        series: series_table(sim, info),
     }
+}
+
+/// The TCP columns of the flows table (zero or NaN for UDP flows).
+fn tcp_columns(f: &mut TableBuilder, tcp: Option<&TcpFlow>, w: &Window) {
+    let nan = f64::NAN;
+    let (c, st) = match tcp {
+        Some(t) => (Some(&t.sender.counters), Some(&t.stats)),
+        None => (None, None),
+    };
+    let goodput = st.map_or(0, |s| s.goodput_bytes);
+    f.u("goodput_bytes", goodput);
+    f.f("goodput_bps", if tcp.is_some() { per_second(goodput, w) } else { nan });
+    f.u("retransmitted_pkts", c.map_or(0, |c| c.retransmits));
+    f.u("timeouts", c.map_or(0, |c| c.timeouts));
+    f.u("fast_retransmits", c.map_or(0, |c| c.fast_retransmits));
+    f.u("ecn_reductions", c.map_or(0, |c| c.ecn_reductions));
+    // Mean of `count` values summing to `sum`, in units of `unit` (NaN without values).
+    let mean = |sum: u128, count: u64, unit: f64| {
+        if count == 0 {
+            nan
+        } else {
+            sum as f64 / count as f64 / unit
+        }
+    };
+    f.f("rtt_mean_ms", c.map_or(nan, |c| mean(c.rtt_sum_ns, c.rtt_samples, 1e6)));
+    f.u("rtt_samples", c.map_or(0, |c| c.rtt_samples));
+    f.u("dropped_ack_pkts", st.map_or(0, |s| s.dropped_reverse_pkts));
+    f.u("transfers", st.map_or(0, |s| s.transfers));
+    f.f(
+        "transfer_time_mean_s",
+        st.map_or(nan, |s| mean(s.transfer_time_ns, s.transfers, 1e9)),
+    );
+    f.f(
+        "completion_s",
+        st.and_then(|s| s.completion).map_or(nan, |d| d.as_secs_f64()),
+    );
+}
+
+/// One row per recorded sample of each TCP flow that asked for a series.
+fn series_table(sim: &Simulation, info: &RunInfo) -> Table {
+    let mut b = TableBuilder::default();
+    for flow in &sim.flows {
+        let Some(series) = flow.tcp().and_then(|t| t.series.as_ref()) else {
+            continue;
+        };
+        for r in &series.rows {
+            b.u("replication", info.replication);
+            b.s("flow", flow.name.clone());
+            b.f("time_s", r.t.as_secs_f64());
+            b.u("cwnd_bytes", r.cwnd);
+            b.u("ssthresh_bytes", r.ssthresh);
+            b.u("flight_bytes", r.flight);
+            b.f("srtt_ms", r.srtt.map_or(f64::NAN, |d| d.as_millis_f64()));
+            b.f("rto_ms", r.rto.as_millis_f64());
+            b.end_row();
+        }
+    }
+    if b.table.columns.is_empty() {
+        let u = || Column::U64(Vec::new());
+        let f = || Column::F64(Vec::new());
+        b.table = Table {
+            columns: vec![
+                ("replication".into(), u()),
+                ("flow".into(), Column::Str(Vec::new())),
+                ("time_s".into(), f()),
+                ("cwnd_bytes".into(), u()),
+                ("ssthresh_bytes".into(), u()),
+                ("flight_bytes".into(), u()),
+                ("srtt_ms".into(), f()),
+                ("rto_ms".into(), f()),
+            ],
+        };
+    }
+    b.table
 }
 
 fn empty_drops_table() -> Table {

@@ -7,6 +7,7 @@
 mod conditioning;
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use rand::RngExt;
 
@@ -15,12 +16,24 @@ use crate::conditioner::{ChainRef, Conditioners, InstId};
 use crate::engine::rng::Rng;
 use crate::engine::{Event, EventQueue};
 use crate::net::Network;
-use crate::packet::{Direction, Ecn, FlowId, NodeId, PacketArena, PktId, PortId};
+use crate::packet::{Direction, Dscp, Ecn, FlowId, NodeId, PacketArena, PktId, PortId};
+use crate::scenario::capture::CapturePoint;
 use crate::sched::{QueueCtx, Verdict};
 use crate::stats::{DropCause, FlowStats, Window};
 use crate::time::SimTime;
+use crate::trace::{Capture, PcapWriter};
+use crate::transport::tcp::{TcpFlow, TcpIo, TcpTimer};
 use crate::transport::tfrc::RxAction;
 use crate::transport::udp::UdpSender;
+
+/// What carries a flow's packets.
+pub enum Transport {
+    /// A datagram application over UDP.
+    Udp { app: App, sender: UdpSender },
+    /// An application over a TCP connection: sender at `src`, receiver at `dst`; ACKs are
+    /// packets of the same flow travelling [`Direction::Reverse`].
+    Tcp(Box<TcpFlow>),
+}
 
 /// A flow: an application at `src` sending to `dst` through a transport.
 pub struct Flow {
@@ -31,10 +44,49 @@ pub struct Flow {
     pub dst: NodeId,
     pub start: SimTime,
     pub stop: SimTime,
-    pub app: App,
-    pub sender: UdpSender,
+    pub transport: Transport,
     pub rng: Rng,
     pub stats: FlowStats,
+}
+
+impl Flow {
+    /// The codepoint the source sets.
+    pub fn dscp(&self) -> Dscp {
+        match &self.transport {
+            Transport::Udp { sender, .. } => sender.dscp,
+            Transport::Tcp(t) => t.dscp,
+        }
+    }
+
+    /// The datagram application of a UDP flow.
+    pub fn app(&self) -> Option<&App> {
+        match &self.transport {
+            Transport::Udp { app, .. } => Some(app),
+            Transport::Tcp(_) => None,
+        }
+    }
+
+    /// The transport's name in the results: "udp", "tcp" or "tfrc".
+    pub fn transport_name(&self) -> &'static str {
+        match &self.transport {
+            Transport::Udp { app, .. } => app.transport(),
+            Transport::Tcp(_) => "tcp",
+        }
+    }
+
+    pub fn tcp(&self) -> Option<&TcpFlow> {
+        match &self.transport {
+            Transport::Tcp(t) => Some(t),
+            Transport::Udp { .. } => None,
+        }
+    }
+
+    pub fn tcp_mut(&mut self) -> Option<&mut TcpFlow> {
+        match &mut self.transport {
+            Transport::Tcp(t) => Some(t),
+            Transport::Udp { .. } => None,
+        }
+    }
 }
 
 /// Where a packet was dropped.
@@ -62,6 +114,11 @@ pub struct Simulation {
     events: EventQueue,
     /// Queued packets a discipline dropped while acting; reused, never reallocated.
     scratch: Vec<(PktId, DropCause)>,
+    /// Packets a TCP connection emitted while acting; reused, never reallocated.
+    tcp_out: Vec<PktId>,
+    /// The scenario's capture points, and the captures opened for this run.
+    pub capture_points: Vec<CapturePoint>,
+    pub captures: Vec<Capture>,
     started: bool,
 }
 
@@ -79,7 +136,54 @@ impl Simulation {
             events_processed: 0,
             events: EventQueue::with_capacity(1024),
             scratch: Vec::with_capacity(16),
+            tcp_out: Vec::with_capacity(64),
+            capture_points: Vec::new(),
+            captures: Vec::new(),
             started: false,
+        }
+    }
+
+    /// Opens a pcap file per capture point in `dir`, named `<name>-r<replication>.pcap`,
+    /// and taps the ports. Without this call captures cost nothing.
+    pub fn open_captures(&mut self, dir: &Path, replication: u64) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        for (i, cp) in self.capture_points.iter().enumerate() {
+            let path = dir.join(format!("{}-r{replication}.pcap", cp.name));
+            self.captures.push(Capture {
+                name: cp.name.clone(),
+                writer: Some(PcapWriter::create(&path, cp.snaplen)?),
+            });
+            for &p in &cp.tx {
+                self.net.ports[p as usize].capture_tx.push(i as u16);
+            }
+            for &p in &cp.rx {
+                self.net.ports[p as usize].capture_rx.push(i as u16);
+            }
+        }
+        Ok(())
+    }
+
+    /// Flushes and closes the capture files; the first write error, if any.
+    pub fn close_captures(&mut self) -> std::io::Result<()> {
+        let mut first = Ok(());
+        for c in &mut self.captures {
+            if let Some(mut w) = c.writer.take() {
+                if let Err(e) = w.finish() {
+                    if first.is_ok() {
+                        first = Err(std::io::Error::new(e.kind(), format!("{}: {e}", w.path.display())));
+                    }
+                }
+            }
+        }
+        first
+    }
+
+    fn capture(&mut self, taps: &[u16], id: PktId) {
+        let now = self.now;
+        for &c in taps {
+            if let Some(w) = &mut self.captures[c as usize].writer {
+                w.write(now, &self.pkts[id]);
+            }
         }
     }
 
@@ -124,9 +228,16 @@ impl Simulation {
 
     fn start(&mut self) {
         self.started = true;
-        for (i, f) in self.flows.iter().enumerate() {
+        let (end, events) = (self.end, &mut self.events);
+        for (i, f) in self.flows.iter_mut().enumerate() {
+            let i = i as FlowId;
             if f.start < f.stop {
-                self.events.push(f.start, Event::App(i as FlowId));
+                events.push(f.start, Event::App(i));
+                let stop = f.stop;
+                if let (Some(t), true) = (f.tcp_mut(), stop < end) {
+                    t.timers.set(TcpTimer::Stop, Some(stop));
+                    t.timers.schedule(|at, timer| events.push(at, Event::Tcp(i, timer)));
+                }
             }
         }
     }
@@ -139,19 +250,35 @@ impl Simulation {
             Event::Arrival(p) => self.on_arrival(p),
             Event::Conditioner(i) => self.on_conditioner(i),
             Event::Feedback(f) => self.on_feedback_timer(f),
+            Event::Tcp(f, timer) => self.on_tcp_timer(f, timer),
         }
     }
 
-    /// A datagram application emits its next packet and schedules the one after.
+    /// A datagram application emits its next packet and schedules the one after; a TCP
+    /// flow opens its connection and starts its application.
     fn on_app(&mut self, f: FlowId) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
-        if let App::Adaptive(a) = &mut flow.app {
+        let (app, sender) = match &mut flow.transport {
+            Transport::Udp { app, sender } => (app, sender),
+            Transport::Tcp(t) => {
+                let mut io = TcpIo {
+                    now,
+                    pkts: &mut self.pkts,
+                    out: &mut self.tcp_out,
+                    rng: &mut flow.rng,
+                };
+                t.on_start(&mut io);
+                self.flush_tcp(f);
+                return;
+            }
+        };
+        if let App::Adaptive(a) = app {
             a.before_send(now);
         }
-        let emission = flow.app.next_emission(&mut flow.rng);
-        let mut pkt = flow.sender.datagram(emission.size, now);
-        if let App::Adaptive(a) = &mut flow.app {
+        let emission = app.next_emission(&mut flow.rng);
+        let mut pkt = sender.datagram(emission.size, now);
+        if let App::Adaptive(a) = app {
             a.tag(&mut pkt);
         }
         flow.stats.on_sent(&self.window, now, emission.size);
@@ -193,13 +320,69 @@ impl Simulation {
 
     fn deliver(&mut self, id: PktId) {
         let p = &self.pkts[id];
-        if let App::Adaptive(_) = self.flows[p.flow as usize].app {
+        if let Transport::Udp {
+            app: App::Adaptive(_), ..
+        } = self.flows[p.flow as usize].transport
+        {
             return self.deliver_adaptive(id);
         }
-        self.flows[p.flow as usize]
-            .stats
-            .on_delivered(&self.window, self.now, p);
-        self.pkts.free(id);
+        let f = p.flow;
+        let flow = &mut self.flows[f as usize];
+        if p.direction == Direction::Forward {
+            flow.stats.on_delivered(&self.window, self.now, p);
+        }
+        if let Transport::Tcp(t) = &mut flow.transport {
+            let pkt = p.clone();
+            self.pkts.free(id);
+            let mut io = TcpIo {
+                now: self.now,
+                pkts: &mut self.pkts,
+                out: &mut self.tcp_out,
+                rng: &mut flow.rng,
+            };
+            match pkt.direction {
+                Direction::Forward => t.on_arrival_at_dst(&pkt, &mut io),
+                Direction::Reverse => t.on_arrival_at_src(&pkt, &mut io),
+            }
+            self.flush_tcp(f);
+        } else {
+            self.pkts.free(id);
+        }
+    }
+
+    /// A TCP timer's event popped.
+    fn on_tcp_timer(&mut self, f: FlowId, timer: TcpTimer) {
+        let flow = &mut self.flows[f as usize];
+        if let Transport::Tcp(t) = &mut flow.transport {
+            let mut io = TcpIo {
+                now: self.now,
+                pkts: &mut self.pkts,
+                out: &mut self.tcp_out,
+                rng: &mut flow.rng,
+            };
+            t.on_timer(timer, &mut io);
+            self.flush_tcp(f);
+        }
+    }
+
+    /// Routes the packets TCP flow `f` emitted and schedules the timers it armed.
+    fn flush_tcp(&mut self, f: FlowId) {
+        let (now, w) = (self.now, self.window);
+        let mut out = std::mem::take(&mut self.tcp_out);
+        for &id in &out {
+            let p = &self.pkts[id];
+            let from = p.src;
+            if p.direction == Direction::Forward {
+                self.flows[f as usize].stats.on_sent(&w, now, p.size);
+            }
+            self.forward(from, id);
+        }
+        out.clear();
+        self.tcp_out = out;
+        if let Transport::Tcp(t) = &mut self.flows[f as usize].transport {
+            let events = &mut self.events;
+            t.timers.schedule(|at, timer| events.push(at, Event::Tcp(f, timer)));
+        }
     }
 
     /// Egress port `p`: classify, ask the discipline, count, and start the link if idle.
@@ -254,6 +437,11 @@ impl Simulation {
             port.transmitting = Some(id);
             let done = now + port.rate.tx_time(size as u64);
             self.events.push(done, Event::TxDone(p));
+            if !port.capture_tx.is_empty() {
+                let taps = std::mem::take(&mut port.capture_tx);
+                self.capture(&taps, id);
+                self.net.ports[p as usize].capture_tx = taps;
+            }
         }
         self.drop_from_queue(p);
     }
@@ -276,16 +464,20 @@ impl Simulation {
         let now = self.now;
         let port = &mut self.net.ports[p as usize];
         let id = port.transmitting.take().expect("TxDone for an idle port");
-        let lost = match &mut port.loss {
-            Some((prob, rng)) => rng.random::<f64>() < *prob,
-            None => false,
+        let mut lost = match &mut port.loss {
+            Some((prob, rng)) => (rng.random::<f64>() < *prob).then_some(DropCause::LinkLoss),
+            None => None,
         };
-        if lost {
+        if let Some(s) = &mut port.scripted {
+            if s.matches(&self.pkts[id]) && lost.is_none() {
+                lost = Some(DropCause::Scripted);
+            }
+        }
+        if let Some(cause) = lost {
             let pkt = &self.pkts[id];
             let (queue, prec, size) = (pkt.queue, pkt.precedence, pkt.size);
-            port.class_stats(queue, prec)
-                .on_refused(&self.window, now, DropCause::LinkLoss, size);
-            self.drop(id, DropSite::Port(p), DropCause::LinkLoss);
+            port.class_stats(queue, prec).on_refused(&self.window, now, cause, size);
+            self.drop(id, DropSite::Port(p), cause);
         } else {
             let arrival = now + port.delay;
             port.in_flight.push_back((arrival, id));
@@ -304,6 +496,11 @@ impl Simulation {
             self.events.push(next, Event::Arrival(p));
         }
         let peer = port.peer;
+        if !port.capture_rx.is_empty() {
+            let taps = std::mem::take(&mut port.capture_rx);
+            self.capture(&taps, id);
+            self.net.ports[p as usize].capture_rx = taps;
+        }
         let chain = ChainRef::Ingress(p);
         if self.conditioners.has(chain) {
             self.condition(chain, 0, false, id);
@@ -316,11 +513,14 @@ impl Simulation {
         let (now, w) = (self.now, self.window);
         let pkt = &self.pkts[id];
         let (flow, size, color) = (pkt.flow, pkt.size, pkt.color);
-        // A flow's counters are its data's; feedback and ACK losses are in the ledger only.
+        let f = &mut self.flows[flow as usize];
+        if let Transport::Tcp(t) = &mut f.transport {
+            t.on_dropped(pkt, now);
+        }
+        // Flow drop counters count what the source sent; a TCP flow's ACKs are apart.
         if pkt.direction == Direction::Forward {
-            let stats = &mut self.flows[flow as usize].stats;
-            stats.on_dropped(&w, now, cause, size);
-            stats.on_dropped_color(&w, now, color);
+            f.stats.on_dropped(&w, now, cause, size);
+            f.stats.on_dropped_color(&w, now, color);
         }
         if w.contains(now) {
             let e = self.drops.entry((flow, site, cause)).or_default();
@@ -341,7 +541,10 @@ impl Simulation {
         let p = &self.pkts[id];
         let f = p.flow;
         let flow = &mut self.flows[f as usize];
-        let App::Adaptive(a) = &mut flow.app else {
+        let Transport::Udp {
+            app: App::Adaptive(a), ..
+        } = &mut flow.transport
+        else {
             unreachable!("deliver_adaptive is called for adaptive flows")
         };
         let action = match p.direction {
@@ -362,7 +565,11 @@ impl Simulation {
     fn adaptive_act(&mut self, f: FlowId, action: RxAction) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
-        let App::Adaptive(a) = &mut flow.app else {
+        let Transport::Udp {
+            app: App::Adaptive(a),
+            sender,
+        } = &mut flow.transport
+        else {
             unreachable!("adaptive_act is called for adaptive flows")
         };
         if let Some(t) = action.timer {
@@ -370,7 +577,7 @@ impl Simulation {
             self.events.push(t, Event::Feedback(f));
         }
         if action.send_feedback {
-            let pkt = a.feedback_packet(now, f, flow.dst, flow.src, flow.sender.dscp);
+            let pkt = a.feedback_packet(now, f, flow.dst, flow.src, sender.dscp);
             let dst = flow.dst;
             let id = self.pkts.alloc(pkt);
             self.forward(dst, id);
@@ -380,7 +587,10 @@ impl Simulation {
     /// The feedback timer of flow `f`'s receiver: stale unless it is the one armed last.
     fn on_feedback_timer(&mut self, f: FlowId) {
         let now = self.now;
-        let App::Adaptive(a) = &mut self.flows[f as usize].app else {
+        let Transport::Udp {
+            app: App::Adaptive(a), ..
+        } = &mut self.flows[f as usize].transport
+        else {
             return;
         };
         if a.receiver.timer_at != Some(now) {

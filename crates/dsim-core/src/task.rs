@@ -18,6 +18,7 @@
 use std::ops::ControlFlow;
 use std::time::{Duration as WallDuration, Instant};
 
+use crate::RunOptions;
 use crate::engine::rng::derive_seed;
 use crate::results::{self, RunInfo, Tables};
 use crate::scenario::{self, Scenario, ScenarioError};
@@ -48,10 +49,17 @@ pub fn run_task(
     base_seed: u64,
     coords: &[u64],
     hook: Option<Hook<'_>>,
+    opts: &RunOptions,
 ) -> Result<Option<Tables>, ScenarioError> {
     let seed = derive_seed(base_seed, coords);
+    let replication = coords.last().copied().unwrap_or(0);
     let t0 = Instant::now();
     let mut sim = scenario::build(sc, seed)?;
+    if let Some(dir) = &opts.capture_dir {
+        if !sim.capture_points.is_empty() {
+            sim.open_captures(dir, replication).map_err(capture_error)?;
+        }
+    }
     match hook {
         None => sim.run(),
         Some(hook) => {
@@ -60,14 +68,23 @@ pub fn run_task(
             }
         }
     }
+    sim.close_captures().map_err(capture_error)?;
     let info = RunInfo {
-        replication: coords.last().copied().unwrap_or(0),
+        replication,
         seed,
         base_seed,
         scenario_hash: scenario::scenario_hash(sc),
         wall_s: t0.elapsed().as_secs_f64(),
     };
     Ok(Some(results::collect(&sim, &info)))
+}
+
+fn capture_error(e: std::io::Error) -> ScenarioError {
+    ScenarioError::new(
+        crate::scenario::KeyPath::root().key("capture"),
+        None,
+        format!("cannot write the capture: {e}"),
+    )
 }
 
 /// Runs `sim` to its end in steps, calling `hook` after each step (and once at the end),
@@ -133,7 +150,9 @@ mod tests {
     #[test]
     fn stepping_does_not_change_the_results() {
         let sc = scenario::from_toml(SCENARIO).unwrap();
-        let plain = run_task(&sc, 5, &[2, 1], None).unwrap().unwrap();
+        let plain = run_task(&sc, 5, &[2, 1], None, &RunOptions::default())
+            .unwrap()
+            .unwrap();
         // A zero interval keeps every step at its floor (1 us of simulated time), so
         // events fall on both sides of many step boundaries.
         let mut calls = 0u64;
@@ -165,7 +184,9 @@ mod tests {
     #[test]
     fn the_seed_comes_from_base_and_coordinates() {
         let sc = scenario::from_toml(SCENARIO).unwrap();
-        let t = run_task(&sc, 5, &[2, 1], None).unwrap().unwrap();
+        let t = run_task(&sc, 5, &[2, 1], None, &RunOptions::default())
+            .unwrap()
+            .unwrap();
         let run = |name: &str| match t.run.column(name) {
             Some(results::Column::U64(v)) => v[0],
             other => panic!("{name}: {other:?}"),
@@ -174,7 +195,7 @@ mod tests {
         assert_eq!(run("base_seed"), 5);
         assert_eq!(run("replication"), 1);
         // A one-coordinate task is replication r of `dsim run`.
-        let a = run_task(&sc, 5, &[3], None).unwrap().unwrap();
+        let a = run_task(&sc, 5, &[3], None, &RunOptions::default()).unwrap().unwrap();
         let b = crate::run_one(&sc, 5, 3).unwrap();
         assert_eq!(without_wall(a), without_wall(b));
     }
@@ -191,7 +212,11 @@ mod tests {
                 ControlFlow::Continue(())
             }
         };
-        assert!(run_task(&sc, 1, &[0], Some(&mut hook)).unwrap().is_none());
+        assert!(
+            run_task(&sc, 1, &[0], Some(&mut hook), &RunOptions::default())
+                .unwrap()
+                .is_none()
+        );
         assert_eq!(calls, 3);
     }
 }

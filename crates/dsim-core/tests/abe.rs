@@ -454,7 +454,7 @@ fn an_adaptive_source_can_mix_colours() {
     let mut sim = scenario::build(&sc, 1).expect("builds");
     sim.run();
     let test = sim.flows.last().expect("test flow");
-    let dsim_core::app::App::Adaptive(a) = &test.app else {
+    let Some(dsim_core::app::App::Adaptive(a)) = test.app() else {
         panic!("adaptive")
     };
     let c = a.counters;

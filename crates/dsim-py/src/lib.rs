@@ -85,15 +85,17 @@ fn replication_seed(base: u64, replication: u64) -> u64 {
 }
 
 /// Runs a scenario and returns {table name: ArrowTable}. `seed` and `replications` default
-/// to the scenario's own; `jobs` = 0 uses every core.
+/// to the scenario's own; `jobs` = 0 uses every core; `capture_dir` is where the
+/// scenario's `[[capture]]` points write their pcap files (None: no captures).
 #[pyfunction]
-#[pyo3(signature = (toml, seed=None, replications=None, jobs=0))]
+#[pyo3(signature = (toml, seed=None, replications=None, jobs=0, capture_dir=None))]
 fn run<'py>(
     py: Python<'py>,
     toml: &str,
     seed: Option<u64>,
     replications: Option<u64>,
     jobs: usize,
+    capture_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let sc = parse(py, toml)?;
     let seed = seed.unwrap_or(sc.seed);
@@ -105,7 +107,8 @@ fn run<'py>(
     }
     let name = sc.name.clone().unwrap_or_else(|| "scenario".into());
     let context = format!("running {name} with seed {seed}");
-    let tables = guarded(py, &context, || dsim_core::run(&sc, seed, reps, jobs))?;
+    let opts = dsim_core::RunOptions { capture_dir };
+    let tables = guarded(py, &context, || dsim_core::run_with(&sc, seed, reps, jobs, &opts))?;
     tables_dict(py, &tables)
 }
 
@@ -247,14 +250,16 @@ fn derive_seed(base: u64, coords: Vec<u64>) -> u64 {
 /// runs on the main thread) and calls `progress(now_s, end_s, events)` if given. An
 /// exception raised by `progress` stops the run and propagates.
 #[pyfunction]
-#[pyo3(signature = (toml, base_seed, coords, progress=None))]
+#[pyo3(signature = (toml, base_seed, coords, progress=None, capture_dir=None))]
 fn run_task<'py>(
     py: Python<'py>,
     toml: &str,
     base_seed: u64,
     coords: Vec<u64>,
     progress: Option<Py<PyAny>>,
+    capture_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let opts = dsim_core::RunOptions { capture_dir };
     let sc = parse(py, toml)?;
     let name = sc.name.clone().unwrap_or_else(|| "scenario".into());
     let context = format!("running {name} with base seed {base_seed}, task {coords:?}");
@@ -277,7 +282,7 @@ fn run_task<'py>(
                 }
             })
         };
-        dsim_core::task::run_task(&sc, base_seed, &coords, Some(&mut hook))
+        dsim_core::task::run_task(&sc, base_seed, &coords, Some(&mut hook), &opts)
     })?;
     match (outcome, failure) {
         (Some(tables), _) => tables_dict(py, &tables),

@@ -91,7 +91,7 @@ impl Adaptive {
             self.counters.blue_sent += 1;
         }
         if self.ecn {
-            pkt.ecn = Ecn::Ect;
+            pkt.ecn = Ecn::Ect0;
         }
     }
 
@@ -135,6 +135,7 @@ impl Adaptive {
             queue: 0,
             precedence: 0,
             color: None,
+            tcp: Default::default(),
         }
     }
 

@@ -2,11 +2,15 @@
 
 pub mod adaptive;
 pub mod cbr;
+pub mod ftp;
 pub mod poisson;
+pub mod web;
 
 pub use adaptive::Adaptive;
 pub use cbr::Cbr;
+pub use ftp::Ftp;
 pub use poisson::Poisson;
+pub use web::Web;
 
 use crate::engine::rng::Rng;
 use crate::time::Duration;
@@ -54,4 +58,11 @@ impl App {
             _ => "udp",
         }
     }
+}
+
+/// An application over TCP: it writes bytes into the connection.
+#[derive(Debug, Clone)]
+pub enum TcpApp {
+    Ftp(Ftp),
+    Web(Web),
 }

@@ -229,20 +229,20 @@ mod tests {
 
     #[test]
     fn ecn_marks_capable_packets_instead_of_dropping_early() {
-        assert_eq!(offer(&mut red_queue(true, 2.0), Ecn::Ect), (Verdict::Admit, Ecn::Ce));
+        assert_eq!(offer(&mut red_queue(true, 2.0), Ecn::Ect0), (Verdict::Admit, Ecn::Ce));
         assert_eq!(offer(&mut red_queue(true, 2.0), Ecn::Ce), (Verdict::Admit, Ecn::Ce));
         assert_eq!(
             offer(&mut red_queue(true, 2.0), Ecn::NotEct),
             (Verdict::Drop(DropCause::Early), Ecn::NotEct)
         );
         assert_eq!(
-            offer(&mut red_queue(false, 2.0), Ecn::Ect),
-            (Verdict::Drop(DropCause::Early), Ecn::Ect)
+            offer(&mut red_queue(false, 2.0), Ecn::Ect0),
+            (Verdict::Drop(DropCause::Early), Ecn::Ect0)
         );
         // Forced verdicts drop even ECN-capable packets (as ns-2 does).
         assert_eq!(
-            offer(&mut red_queue(true, 10.0), Ecn::Ect),
-            (Verdict::Drop(DropCause::Forced), Ecn::Ect)
+            offer(&mut red_queue(true, 10.0), Ecn::Ect0),
+            (Verdict::Drop(DropCause::Forced), Ecn::Ect0)
         );
     }
 

@@ -7,6 +7,7 @@ pub mod rng;
 pub use queue::EventQueue;
 
 use crate::packet::{FlowId, PortId};
+pub use crate::transport::tcp::TcpTimer;
 
 /// Something due to happen at an instant. Kept small (8 bytes) and `Copy`: the event list
 /// moves these around millions of times per second.
@@ -22,4 +23,8 @@ pub enum Event {
     Conditioner(u32),
     /// The feedback timer of an adaptive (TFRC) flow's receiver (RFC 5348 section 6.2).
     Feedback(FlowId),
+    /// A TCP timer of the flow may be due. Timers are cancelled lazily: the connection
+    /// keeps each timer's deadline, and an event that finds the deadline moved is ignored
+    /// or re-armed, so restarting the retransmission timer on every ACK pushes nothing.
+    Tcp(FlowId, TcpTimer),
 }

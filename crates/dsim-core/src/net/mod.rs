@@ -2,6 +2,7 @@
 
 pub mod port;
 pub mod routing;
+pub mod scripted;
 
 pub use port::Port;
 pub use routing::Routes;

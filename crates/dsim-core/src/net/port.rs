@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 
+use super::scripted::ScriptedDrops;
 use crate::engine::rng::Rng;
 use crate::packet::{NodeId, PktId};
 use crate::sched::Qdisc;
@@ -31,6 +32,12 @@ pub struct Port {
     pub in_flight: VecDeque<(SimTime, PktId)>,
     /// Counters per (queue, precedence), index `queue * precedences + precedence`.
     pub stats: Vec<ClassStats>,
+    /// Scripted drops of this direction, if any (see [`super::scripted`]).
+    pub scripted: Option<Box<ScriptedDrops>>,
+    /// Captures (indices into the simulation's captures) that record the packets this
+    /// port starts transmitting, and those it delivers to its peer node.
+    pub capture_tx: Vec<u16>,
+    pub capture_rx: Vec<u16>,
 }
 
 impl Port {

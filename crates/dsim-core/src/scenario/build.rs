@@ -11,6 +11,7 @@ use super::schema::{
     AppSpec, CbrSpec, DirectionSpec, DroptailSpec, DsdControlSpec, DsdRedSpec, DsdSpec, FlowSpec, LinkSpec,
     PoissonSpec, QueueSpec, Scenario, TfrcSpec,
 };
+use super::{capture, transport};
 use crate::app::{Adaptive, App, Cbr, Poisson};
 use crate::aqm::AqmQueue;
 use crate::engine::rng::stream;
@@ -18,9 +19,10 @@ use crate::net::{Network, Node, NodeKind, Port, Routes};
 use crate::packet::{Dscp, NodeId, PortId};
 use crate::sched::dsd::{Dsd, DsdParams, control::ControlParams, is_valid_green_dscp, red::RedParams};
 use crate::sched::{Fifo, Qdisc};
-use crate::sim::{Flow, Simulation};
+use crate::sim::{Flow, Simulation, Transport};
 use crate::stats::{ClassStats, FlowStats, Window};
 use crate::time::{Duration, Fraction, Limit, Rate, SimTime};
+use crate::transport::tcp::TcpFlow;
 use crate::transport::udp::{MIN_DATAGRAM, UdpSender};
 
 type Result<T> = std::result::Result<T, ScenarioError>;
@@ -44,10 +46,13 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Simulation> {
         start: SimTime::ZERO + sc.warmup,
         end: SimTime::ZERO + sc.duration,
     };
-    let flows = build_flows(sc, &names, &net, seed, &root)?;
+    let mut flows = build_flows(sc, &names, &net, seed, window, &root)?;
     build_af::check_dscp_names(sc, &root)?;
+    capture::attach_drops(sc, &mut net, &flows, &root)?;
+    let captures = capture::build_captures(sc, &net, &root)?;
     let conditioners = build_af::build_conditioners(sc, &names, &net, &flows, seed, &root)?;
-    let mut sim = Simulation::new(net, flows, window);
+    let mut sim = Simulation::new(net, std::mem::take(&mut flows), window);
+    sim.capture_points = captures;
     sim.conditioners = conditioners;
     Ok(sim)
 }
@@ -201,6 +206,9 @@ fn build_port(
         transmitting: None,
         in_flight: Default::default(),
         stats,
+        scripted: None,
+        capture_tx: Vec::new(),
+        capture_rx: Vec::new(),
     })
 }
 
@@ -474,6 +482,7 @@ fn build_flows(
     names: &HashMap<String, (NodeId, NodeKind)>,
     net: &Network,
     seed: u64,
+    window: Window,
     root: &KeyPath,
 ) -> Result<Vec<Flow>> {
     let mut flows = Vec::new();
@@ -481,8 +490,12 @@ fn build_flows(
     for (i, spec) in sc.flows.iter().enumerate() {
         let p = root.key("flow").index(i);
         let (src, dst) = flow_endpoints(spec, names, net, &p)?;
-        let (start, stop) = flow_times(spec, sc.duration, &p)?;
-        let app = build_app(&spec.app, &p.key("app"))?;
+        let stop = flow_times(spec, sc.duration, &p)?;
+        let tcp = transport::build_tcp(spec, net, src, dst, sc.duration, &p)?;
+        let app = match tcp {
+            Some(_) => None,
+            None => Some(build_app(&spec.app, &p.key("app"))?),
+        };
         if spec.count == 0 {
             return err(p.key("count"), 0, "count must be at least 1");
         }
@@ -501,22 +514,39 @@ fn build_flows(
                 );
             }
             let id = flows.len() as u32;
+            let mut rng = stream(seed, &format!("flow:{name}"));
+            let start = spec.start.draw(&mut rng);
+            let transport = match (&app, &tcp) {
+                (Some(app), _) => Transport::Udp {
+                    app: app.clone(),
+                    sender: UdpSender {
+                        flow: id,
+                        src,
+                        dst,
+                        dscp: spec.dscp,
+                        next_index: 0,
+                    },
+                },
+                (None, Some((params, tcp_app))) => Transport::Tcp(Box::new(TcpFlow::new(
+                    id,
+                    src,
+                    dst,
+                    spec.dscp,
+                    *params,
+                    tcp_app.clone(),
+                    window,
+                ))),
+                (None, None) => unreachable!("a flow is UDP or TCP"),
+            };
             flows.push(Flow {
-                rng: stream(seed, &format!("flow:{name}")),
+                rng,
                 name,
                 group: group.clone(),
                 src,
                 dst,
                 start,
                 stop,
-                app: app.clone(),
-                sender: UdpSender {
-                    flow: id,
-                    src,
-                    dst,
-                    dscp: spec.dscp,
-                    next_index: 0,
-                },
+                transport,
                 stats: FlowStats::default(),
             });
         }
@@ -561,24 +591,18 @@ fn flow_endpoints(
     Ok((src, dst))
 }
 
-fn flow_times(spec: &FlowSpec, duration: Duration, p: &KeyPath) -> Result<(SimTime, SimTime)> {
-    let start = SimTime::ZERO + spec.start;
+/// Checks the start (a time or an interval) and returns the stop time.
+fn flow_times(spec: &FlowSpec, duration: Duration, p: &KeyPath) -> Result<SimTime> {
+    let (_, latest) = spec.start.check(duration, &p.key("start"))?;
     let stop = SimTime::ZERO + spec.stop.unwrap_or(duration);
-    if spec.start >= duration {
-        return err(
-            p.key("start"),
-            quoted(&spec.start.to_string()),
-            format!("the flow would start after the run ends (duration = {duration})"),
-        );
-    }
-    if stop <= start {
+    if stop <= SimTime::ZERO + latest {
         return err(
             p.key("stop"),
             quoted(&spec.stop.unwrap_or(duration).to_string()),
-            format!("stop must come after start ({})", spec.start),
+            format!("stop must come after start ({latest})"),
         );
     }
-    Ok((start, stop))
+    Ok(stop)
 }
 
 fn check_size(size: u64, path: KeyPath) -> Result<u32> {
@@ -631,5 +655,6 @@ fn build_app(spec: &AppSpec, p: &KeyPath) -> Result<App> {
             check_green_dscp(*green_dscp, p.key("green_dscp"))?;
             Ok(App::Adaptive(Box::new(Adaptive::new(size, *green, *green_dscp, *ecn))))
         }
+        AppSpec::Ftp(_) | AppSpec::Web(_) => unreachable!("TCP apps are built by transport::build_tcp"),
     }
 }

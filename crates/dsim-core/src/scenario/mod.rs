@@ -2,11 +2,13 @@
 
 pub mod build;
 pub mod build_af;
+pub mod capture;
 pub mod error;
 mod sched;
 pub mod schema;
 pub mod schema_af;
 pub mod tagged;
+pub mod transport;
 
 pub use build::build;
 pub use error::{KeyPath, ScenarioError, Seg};

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 pub use super::schema_af::{ConditionerSpec, MredSpec, RedSpec};
 
+use super::capture::{CaptureSpec, DropRuleSpec};
+use super::transport::{DistSpec, StartSpec, TcpSpec};
 use crate::packet::Dscp;
 use crate::time::{Bytes, Duration, Fraction, Limit, Rate};
 
@@ -58,6 +60,9 @@ pub struct Scenario {
     /// DSCP is written.
     #[serde(default, rename = "dscp", skip_serializing_if = "BTreeMap::is_empty")]
     pub dscp_names: BTreeMap<String, i64>,
+    /// Packet captures (pcap files), see [`super::capture`].
+    #[serde(default, rename = "capture", skip_serializing_if = "Vec::is_empty")]
+    pub captures: Vec<CaptureSpec>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -100,11 +105,14 @@ pub struct DirectionSpec {
     pub queue: Option<QueueSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<Fraction>,
+    /// Scripted drops of this direction, see [`crate::net::scripted`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drop: Vec<DropRuleSpec>,
 }
 
 impl DirectionSpec {
     pub fn is_empty(&self) -> bool {
-        self.rate.is_none() && self.queue.is_none() && self.loss.is_none()
+        self.rate.is_none() && self.queue.is_none() && self.loss.is_none() && self.drop.is_empty()
     }
 }
 
@@ -362,12 +370,16 @@ pub struct FlowSpec {
     /// Codepoint the source sets (conditioners may change it on the way).
     #[serde(default)]
     pub dscp: Dscp,
+    /// A time ("1s") or `{ uniform = ["0s", "1s"] }`, drawn per flow from its own stream.
     #[serde(default)]
-    pub start: Duration,
+    pub start: StartSpec,
     /// Defaults to the end of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Duration>,
     pub app: AppSpec,
+    /// TCP settings of an `ftp` or `web` flow (defaults when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpSpec>,
 }
 
 /// What the flow's source sends, chosen by `type`.
@@ -378,11 +390,15 @@ pub enum AppSpec {
     Poisson(PoissonSpec),
     /// TCP-friendly rate-adaptive source (RFC 5348 TFRC) for ABE.
     Tfrc(TfrcSpec),
+    Ftp(FtpSpec),
+    Web(WebSpec),
 }
 crate::tagged_enum!(AppSpec {
     Cbr(CbrSpec) = "cbr",
     Poisson(PoissonSpec) = "poisson",
     Tfrc(TfrcSpec) = "tfrc",
+    Ftp(FtpSpec) = "ftp",
+    Web(WebSpec) = "web",
 });
 
 /// Constant bit rate over UDP; `size` is the IP datagram size.
@@ -419,4 +435,32 @@ pub struct TfrcSpec {
     /// ECN-capable packets; CE marks count as losses.
     #[serde(default)]
     pub ecn: bool,
+}
+
+/// A bulk transfer over TCP: infinite, or `bytes` bytes (the flow records when the last
+/// one arrives).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtpSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Bytes>,
+}
+
+/// Request-response over one persistent TCP connection: a request of `request` payload
+/// bytes (default 300B), a response of a size drawn from `response`, a think time drawn
+/// from `think`, again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<Bytes>,
+    pub response: DistSpec<Bytes>,
+    pub think: DistSpec<Duration>,
+}
+
+impl AppSpec {
+    /// The application runs over TCP.
+    pub fn is_tcp(&self) -> bool {
+        matches!(self, AppSpec::Ftp(_) | AppSpec::Web(_))
+    }
 }

@@ -49,10 +49,12 @@ pub enum DropCause {
     DsdGreenSafetyNet,
     /// DSD (ABE): dropped by the control loop's green penalty (dsim's extension of 5.1).
     DsdGreenPenalty,
+    /// A scripted drop of the link direction (`drop` in the scenario).
+    Scripted,
 }
 
 impl DropCause {
-    pub const ALL: [DropCause; 14] = [
+    pub const ALL: [DropCause; 15] = [
         DropCause::Overflow,
         DropCause::LinkLoss,
         DropCause::RateLimit,
@@ -67,6 +69,7 @@ impl DropCause {
         DropCause::DsdGreenEarly,
         DropCause::DsdGreenSafetyNet,
         DropCause::DsdGreenPenalty,
+        DropCause::Scripted,
     ];
     pub const COUNT: usize = Self::ALL.len();
 
@@ -86,6 +89,7 @@ impl DropCause {
             DropCause::DsdGreenEarly => "dsd_green_early",
             DropCause::DsdGreenSafetyNet => "dsd_green_safety_net",
             DropCause::DsdGreenPenalty => "dsd_green_penalty",
+            DropCause::Scripted => "scripted",
         }
     }
 }

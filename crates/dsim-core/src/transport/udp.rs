@@ -3,7 +3,7 @@
 //! Sizes in dsim are IP datagram sizes; a UDP datagram carries an IPv4 header (20 B) and a
 //! UDP header (8 B), so it is at least 28 bytes long.
 
-use crate::packet::{Direction, Dscp, Ecn, FlowId, NodeId, Packet};
+use crate::packet::{Direction, Dscp, FlowId, NodeId, Packet};
 use crate::time::SimTime;
 
 pub const IPV4_HEADER: u32 = 20;
@@ -37,8 +37,7 @@ impl UdpSender {
             enqueued_at: now,
             queue: 0,
             precedence: 0,
-            color: None,
-            ecn: Ecn::NotEct,
+            ..Default::default()
         }
     }
 }

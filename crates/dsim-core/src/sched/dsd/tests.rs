@@ -131,7 +131,7 @@ impl Link {
         let id = self.pkts.alloc(Packet {
             size,
             dscp,
-            ecn: if self.ect_next { Ecn::Ect } else { Ecn::NotEct },
+            ecn: if self.ect_next { Ecn::Ect0 } else { Ecn::NotEct },
             enqueued_at: t,
             sent_at: t,
             ..Default::default()

@@ -1,0 +1,5 @@
+//! Traces: packet captures in pcap format.
+
+pub mod pcap;
+
+pub use pcap::{Capture, PcapWriter};

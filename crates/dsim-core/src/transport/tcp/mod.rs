@@ -1,0 +1,735 @@
+//! TCP: a segment-level sender and receiver with Reno, NewReno and SACK loss recovery.
+//!
+//! A TCP flow is one connection: the sender (and the application writing into it) at the
+//! flow's source, the receiver at its destination. Data segments travel
+//! [`Direction::Forward`], acknowledgements (and a web client's requests)
+//! [`Direction::Reverse`]; both carry the flow's id and DSCP. Sizes are IP datagram sizes,
+//! counted as ns-2 counts them and as a capture shows them: a data segment is its payload
+//! plus 40 bytes (IPv4 20 + TCP 20, no options); an ACK is 40 bytes plus its SACK option
+//! (NOP, NOP, kind 5, length 2 + 8n: 4 + 8n bytes for n blocks); a SYN or SYN-ACK carries
+//! the MSS option (4 bytes) and, with SACK, NOP NOP SACK-permitted (4 bytes).
+//!
+//! Files, one per concept:
+//! - [`sender`]: sequence variables, RFC 5681 slow start and congestion avoidance (byte or
+//!   packet counting), RFC 6298 timer management, RFC 3168 ECN response, the send loop;
+//! - [`variant`] with [`reno`] (RFC 5681 3.2), [`newreno`] (RFC 6582) and [`sack`]
+//!   (RFC 6675 over RFC 2018), and the [`scoreboard`] of RFC 6675;
+//! - [`rtt`]: the RFC 6298 estimator; [`receiver`]: reassembly, delayed ACKs, SACK blocks;
+//! - [`ranges`]: the small sorted range set the scoreboard and the receiver share;
+//! - this file: the connection that ties them to the application, the timers and the
+//!   packets, and the per-flow statistics.
+//!
+//! Parameters ([`TcpParams`], defaults in brackets): variant [sack]; MSS [1460 B];
+//! window, the receiver's buffer and so the largest window [65535 B, the largest window
+//! without window scaling: "a maximum window of 64 KB"]; initial window [RFC 5681 (1)];
+//! counting [bytes]; initial RTO [1 s], minimum RTO [200 ms], maximum RTO [60 s], clock
+//! granularity [1 ms]; delayed ACK [40 ms; or off]; SACK blocks per ACK [3]; ECN [off];
+//! SYN/SYN-ACK handshake [off].
+//!
+//! Timers are cancelled lazily ([`Timers`]): the connection keeps each timer's deadline;
+//! the simulation holds at most one event per timer at the earliest deadline it was
+//! asked for, and an event that finds its deadline moved later re-arms itself instead of
+//! firing. Restarting the retransmission timer on every ACK therefore costs no event.
+
+pub mod newreno;
+pub mod ranges;
+pub mod receiver;
+pub mod reno;
+pub mod rtt;
+pub mod sack;
+pub mod scoreboard;
+pub mod sender;
+pub mod variant;
+
+use crate::app::{Ftp, TcpApp};
+use crate::engine::rng::Rng;
+use crate::packet::{Direction, Dscp, Ecn, FlowId, NodeId, Packet, PacketArena, PktId, TcpHeader, tcp_flags};
+use crate::stats::Window;
+use crate::time::{Duration, SimTime};
+
+pub use receiver::{AckPolicy, Receiver, ReceiverParams};
+pub use rtt::{RttEstimator, RttParams};
+pub use sender::{Counting, DATA_START, ISN, LogEntry, LogEvent, Segment, Sender, SenderParams};
+pub use variant::{LossRecovery, Variant};
+
+/// IPv4 (20) + TCP (20) header bytes without options.
+pub const HEADERS: u32 = 40;
+/// MSS option of a SYN or SYN-ACK.
+pub const MSS_OPTION: u32 = 4;
+/// NOP, NOP, SACK-permitted on a SYN or SYN-ACK.
+pub const SACK_PERMITTED_OPTION: u32 = 4;
+
+/// Bytes of a SACK option with `blocks` blocks, with the two NOPs that align it.
+pub const fn sack_option_len(blocks: u32) -> u32 {
+    if blocks == 0 { 0 } else { 4 + 8 * blocks }
+}
+
+/// Which loss recovery a connection runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VariantKind {
+    Reno,
+    NewReno,
+    Sack,
+}
+
+impl VariantKind {
+    pub fn build(self) -> Variant {
+        match self {
+            VariantKind::Reno => Variant::Reno(reno::Reno),
+            VariantKind::NewReno => Variant::NewReno(Default::default()),
+            VariantKind::Sack => Variant::Sack(Default::default()),
+        }
+    }
+}
+
+/// When to record a flow's cwnd, ssthresh and RTT in the `series` table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeriesMode {
+    /// Every interval inside the measurement window.
+    Interval(Duration),
+    /// At every change of cwnd or ssthresh, up to [`SERIES_CAP`] rows.
+    Change,
+}
+
+/// Most rows a flow's series holds; recording stops there (the row count says so).
+pub const SERIES_CAP: usize = 100_000;
+
+/// A connection's configuration (both ends use the same).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TcpParams {
+    pub variant: VariantKind,
+    pub mss: u32,
+    pub window: u32,
+    /// IW in bytes.
+    pub initial_window: u64,
+    pub counting: Counting,
+    pub rtt: RttParams,
+    pub delayed_ack: Option<Duration>,
+    pub sack_blocks: usize,
+    pub ecn: bool,
+    pub handshake: bool,
+    pub series: Option<SeriesMode>,
+}
+
+impl Default for TcpParams {
+    fn default() -> Self {
+        TcpParams {
+            variant: VariantKind::Sack,
+            mss: 1460,
+            window: 65_535,
+            initial_window: SenderParams::rfc5681_initial_window(1460),
+            counting: Counting::Bytes,
+            rtt: RttParams::default(),
+            delayed_ack: Some(Duration::from_millis(40)),
+            sack_blocks: 3,
+            ecn: false,
+            handshake: false,
+            series: None,
+        }
+    }
+}
+
+/// The timers of a connection.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TcpTimer {
+    /// Retransmission timeout (sender).
+    Rto,
+    /// Delayed ACK (receiver).
+    DelayedAck,
+    /// A web client's request went unanswered.
+    Request,
+    /// The application acts (a web client's next request after thinking).
+    App,
+    /// The flow's stop time: the application writes nothing more.
+    Stop,
+    /// Sample cwnd, ssthresh and RTT for the series table.
+    Sample,
+}
+
+const N_TIMERS: usize = 6;
+
+impl TcpTimer {
+    const ALL: [TcpTimer; N_TIMERS] = [
+        TcpTimer::Rto,
+        TcpTimer::DelayedAck,
+        TcpTimer::Request,
+        TcpTimer::App,
+        TcpTimer::Stop,
+        TcpTimer::Sample,
+    ];
+}
+
+/// Deadlines with lazy cancellation. `deadline` is when a timer is due (None = not
+/// running); `pending` the time of the one event the simulation holds for it, if any.
+#[derive(Clone, Debug, Default)]
+pub struct Timers {
+    deadline: [Option<SimTime>; N_TIMERS],
+    pending: [Option<SimTime>; N_TIMERS],
+}
+
+impl Timers {
+    pub fn set(&mut self, t: TcpTimer, at: Option<SimTime>) {
+        self.deadline[t as usize] = at;
+    }
+
+    pub fn get(&self, t: TcpTimer) -> Option<SimTime> {
+        self.deadline[t as usize]
+    }
+
+    /// Calls `push(at, timer)` for each timer whose deadline comes before the event the
+    /// simulation holds for it (or that has none), and records the new event.
+    pub fn schedule(&mut self, mut push: impl FnMut(SimTime, TcpTimer)) {
+        for t in TcpTimer::ALL {
+            let i = t as usize;
+            if let Some(d) = self.deadline[i] {
+                if self.pending[i].is_none_or(|p| d < p) {
+                    self.pending[i] = Some(d);
+                    push(d, t);
+                }
+            }
+        }
+    }
+
+    /// The event for `t` at `now` popped: whether the timer is due now (it is then
+    /// stopped). A stale event (not the one recorded) or a deadline moved later returns
+    /// false; `schedule` then re-arms a moved deadline.
+    pub fn fire(&mut self, t: TcpTimer, now: SimTime) -> bool {
+        let i = t as usize;
+        if self.pending[i] != Some(now) {
+            return false;
+        }
+        self.pending[i] = None;
+        match self.deadline[i] {
+            Some(d) if d <= now => {
+                self.deadline[i] = None;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// What a connection needs from the simulation while it acts.
+pub struct TcpIo<'a> {
+    pub now: SimTime,
+    pub pkts: &'a mut PacketArena,
+    /// Packets to route, in order (data from the source, ACKs from the destination).
+    pub out: &'a mut Vec<PktId>,
+    /// The flow's random stream (response sizes, think times).
+    pub rng: &'a mut Rng,
+}
+
+/// Per-flow TCP counters (inside the measurement window unless said otherwise).
+#[derive(Clone, Debug, Default)]
+pub struct TcpStats {
+    /// Payload bytes delivered in order to the receiving application (goodput).
+    pub goodput_bytes: u64,
+    /// Reverse-direction packets (ACKs, requests) dropped.
+    pub dropped_reverse_pkts: u64,
+    /// Transfers (a finite FTP, a web response) whose last byte arrived in the window.
+    pub transfers: u64,
+    /// Sum of their durations (request or start to last byte), ns.
+    pub transfer_time_ns: u128,
+    /// Duration of a finite FTP transfer, whenever it completed.
+    pub completion: Option<Duration>,
+}
+
+/// One row of the series table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeriesRow {
+    pub t: SimTime,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+    pub flight: u64,
+    pub srtt: Option<Duration>,
+    pub rto: Duration,
+}
+
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub mode: SeriesMode,
+    pub rows: Vec<SeriesRow>,
+    last: Option<(u64, u64)>,
+}
+
+/// A web client's request in flight.
+#[derive(Clone, Copy, Debug)]
+struct Request {
+    seq: u64,
+    len: u32,
+    /// When it was first sent (the response time starts there).
+    first_sent: SimTime,
+    /// Current timeout.
+    rto: Duration,
+}
+
+/// A transfer whose end the receiver waits for.
+#[derive(Clone, Copy, Debug)]
+struct Transfer {
+    started: SimTime,
+    end: u64,
+}
+
+/// A TCP connection carrying one application.
+#[derive(Clone, Debug)]
+pub struct TcpFlow {
+    pub flow: FlowId,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub dscp: Dscp,
+    pub params: TcpParams,
+    pub sender: Sender,
+    pub receiver: Receiver,
+    pub app: TcpApp,
+    pub stats: TcpStats,
+    pub series: Option<Series>,
+    pub timers: Timers,
+    window: Window,
+    fwd_index: u64,
+    rev_index: u64,
+    /// Next sequence number of the client (destination) side: requests and ACKs.
+    client_nxt: u64,
+    /// The server's RCV.NXT for the client's requests (the ACK field of data segments).
+    server_rcv_nxt: u64,
+    request: Option<Request>,
+    transfer: Option<Transfer>,
+    stopped: bool,
+}
+
+impl TcpFlow {
+    pub fn new(
+        flow: FlowId,
+        src: NodeId,
+        dst: NodeId,
+        dscp: Dscp,
+        params: TcpParams,
+        app: TcpApp,
+        window: Window,
+    ) -> Self {
+        let sp = SenderParams {
+            mss: params.mss as u64,
+            window: params.window as u64,
+            initial_window: params.initial_window,
+            counting: params.counting,
+            ecn: params.ecn,
+            rtt: params.rtt,
+        };
+        let rp = ReceiverParams {
+            sack: params.variant == VariantKind::Sack,
+            max_blocks: params.sack_blocks,
+            delayed_ack: params.delayed_ack,
+            window: params.window,
+        };
+        TcpFlow {
+            flow,
+            src,
+            dst,
+            dscp,
+            sender: Sender::new(sp, params.variant.build(), window),
+            receiver: Receiver::new(rp, DATA_START),
+            app,
+            stats: TcpStats::default(),
+            series: params.series.map(|mode| Series {
+                mode,
+                rows: Vec::new(),
+                last: None,
+            }),
+            timers: Timers::default(),
+            window,
+            fwd_index: 0,
+            rev_index: 0,
+            // The client's SYN-ACK (or its implicit ISN) took sequence number 0.
+            client_nxt: DATA_START,
+            server_rcv_nxt: DATA_START,
+            request: None,
+            transfer: None,
+            stopped: false,
+            params,
+        }
+    }
+
+    /// The flow starts: open the connection and start the application.
+    pub fn on_start(&mut self, io: &mut TcpIo) {
+        let now = io.now;
+        self.sender.open(now, self.params.handshake);
+        match self.app {
+            TcpApp::Ftp(ftp) => match ftp.bytes {
+                Some(b) => {
+                    self.transfer = Some(Transfer {
+                        started: now,
+                        end: DATA_START + b,
+                    });
+                    self.sender.write(now, b);
+                }
+                None => self.sender.write(now, u64::MAX),
+            },
+            TcpApp::Web(_) => self.send_request(io),
+        }
+        if let Some(SeriesMode::Interval(_)) = self.params.series {
+            self.timers.set(TcpTimer::Sample, Some(now.max(self.window.start)));
+        }
+        self.flush(io);
+    }
+
+    /// The event of timer `t` popped at `io.now`.
+    pub fn on_timer(&mut self, t: TcpTimer, io: &mut TcpIo) {
+        let now = io.now;
+        if !self.timers.fire(t, now) {
+            return;
+        }
+        match t {
+            TcpTimer::Rto => self.sender.on_timeout(now),
+            TcpTimer::DelayedAck => {
+                if self.receiver.ack_pending() {
+                    self.send_reverse(io, 0);
+                }
+            }
+            TcpTimer::Request => {
+                if let Some(r) = &mut self.request {
+                    r.rto = Duration((r.rto.0 * 2).min(self.params.rtt.max_rto.0));
+                    let (seq, len, rto) = (r.seq, r.len, r.rto);
+                    self.send_reverse_at(io, seq, len);
+                    self.timers.set(TcpTimer::Request, Some(now + rto));
+                }
+            }
+            TcpTimer::App => {
+                if !self.stopped {
+                    self.send_request(io);
+                }
+            }
+            TcpTimer::Stop => {
+                self.stopped = true;
+                if let TcpApp::Ftp(Ftp { bytes: None }) = self.app {
+                    self.sender.stop_writing();
+                }
+            }
+            TcpTimer::Sample => {
+                if let Some(SeriesMode::Interval(dt)) = self.params.series {
+                    if self.window.contains(now) {
+                        self.sample(now);
+                    }
+                    let next = now + dt;
+                    if next < self.window.end {
+                        self.timers.set(TcpTimer::Sample, Some(next));
+                    }
+                }
+            }
+        }
+        self.flush(io);
+    }
+
+    /// A forward packet (data or SYN) reached the destination.
+    pub fn on_arrival_at_dst(&mut self, p: &Packet, io: &mut TcpIo) {
+        let now = io.now;
+        let h = p.tcp;
+        if h.has(tcp_flags::SYN) {
+            self.send_syn_ack(io);
+            self.flush(io);
+            return;
+        }
+        if h.len > 0 {
+            let arrival = self
+                .receiver
+                .on_segment(h.seq, h.len, p.ecn == Ecn::Ce, h.has(tcp_flags::CWR));
+            if arrival.delivered > 0 && self.window.contains(now) {
+                self.stats.goodput_bytes += arrival.delivered;
+            }
+            // The server's data acknowledges the request it answers.
+            if let Some(r) = self.request {
+                if h.ack >= r.seq + r.len as u64 {
+                    self.request = None;
+                    self.timers.set(TcpTimer::Request, None);
+                }
+            }
+            match arrival.ack {
+                AckPolicy::Now => self.send_reverse(io, 0),
+                AckPolicy::Delay => {
+                    if self.timers.get(TcpTimer::DelayedAck).is_none() {
+                        let d = self.params.delayed_ack.expect("Delay only with delayed ACKs");
+                        self.timers.set(TcpTimer::DelayedAck, Some(now + d));
+                    }
+                }
+            }
+            if let Some(t) = self.transfer {
+                if self.receiver.rcv_nxt >= t.end {
+                    self.complete(t, io);
+                }
+            }
+        }
+        self.flush(io);
+    }
+
+    /// A reverse packet (ACK, SYN-ACK or request) reached the source.
+    pub fn on_arrival_at_src(&mut self, p: &Packet, io: &mut TcpIo) {
+        let now = io.now;
+        let h = p.tcp;
+        if h.has(tcp_flags::SYN) {
+            self.sender.on_syn_ack(now);
+            self.flush(io);
+            return;
+        }
+        let mut response = 0;
+        if h.len > 0 && h.seq == self.server_rcv_nxt {
+            // A new request: the server answers it.
+            self.server_rcv_nxt += h.len as u64;
+            if let TcpApp::Web(web) = &self.app {
+                response = web.response_size(io.rng);
+                let started = self.request.map_or(now, |r| r.first_sent);
+                self.transfer = Some(Transfer {
+                    started,
+                    end: self.sender.app_end + response,
+                });
+            }
+        }
+        self.sender
+            .on_ack(now, h.ack, h.window, h.len > 0, h.sack_blocks(), h.has(tcp_flags::ECE));
+        if response > 0 {
+            self.sender.write(now, response);
+        }
+        self.flush(io);
+    }
+
+    /// A packet of this flow was dropped somewhere.
+    pub fn on_dropped(&mut self, p: &Packet, now: SimTime) {
+        if p.direction == Direction::Reverse && self.window.contains(now) {
+            self.stats.dropped_reverse_pkts += 1;
+        }
+    }
+
+    fn complete(&mut self, t: Transfer, io: &mut TcpIo) {
+        let now = io.now;
+        self.transfer = None;
+        let took = now - t.started;
+        if self.window.contains(now) {
+            self.stats.transfers += 1;
+            self.stats.transfer_time_ns += took.0 as u128;
+        }
+        match self.app {
+            TcpApp::Ftp(_) => {
+                self.stats.completion.get_or_insert(took);
+            }
+            TcpApp::Web(web) => {
+                let think = web.think_time(io.rng);
+                self.timers.set(TcpTimer::App, Some(now + think));
+            }
+        }
+    }
+
+    // -- packets ------------------------------------------------------------------------
+
+    fn packet(&self, forward: bool, size: u32, index: u64, now: SimTime, tcp: TcpHeader, ecn: Ecn) -> Packet {
+        let (src, dst, direction) = if forward {
+            (self.src, self.dst, Direction::Forward)
+        } else {
+            (self.dst, self.src, Direction::Reverse)
+        };
+        Packet {
+            flow: self.flow,
+            src,
+            dst,
+            size,
+            dscp: self.dscp,
+            direction,
+            index,
+            sent_at: now,
+            enqueued_at: now,
+            ecn,
+            tcp,
+            ..Default::default()
+        }
+    }
+
+    fn syn_options(&self) -> u32 {
+        MSS_OPTION
+            + if self.params.variant == VariantKind::Sack {
+                SACK_PERMITTED_OPTION
+            } else {
+                0
+            }
+    }
+
+    /// Turns the sender's segments into packets.
+    fn emit_data(&mut self, seg: Segment, io: &mut TcpIo) {
+        let mut h = TcpHeader {
+            seq: seg.seq,
+            len: seg.len,
+            window: self.params.window,
+            ..Default::default()
+        };
+        let mut size = HEADERS + seg.len;
+        let mut ecn = Ecn::NotEct;
+        if seg.syn {
+            // RFC 3168 6.1.1: an ECN-setup SYN carries ECE and CWR.
+            h.flags = tcp_flags::SYN;
+            h.mss = self.params.mss as u16;
+            if self.params.ecn {
+                h.flags |= tcp_flags::ECE | tcp_flags::CWR;
+            }
+            size += self.syn_options();
+        } else {
+            h.flags = tcp_flags::ACK;
+            h.ack = self.server_rcv_nxt;
+            if seg.cwr {
+                h.flags |= tcp_flags::CWR;
+            }
+            // RFC 3168 6.1.5: retransmissions are not ECN-capable.
+            if self.params.ecn && !seg.retransmission {
+                ecn = Ecn::Ect0;
+            }
+        }
+        let index = self.fwd_index;
+        self.fwd_index += 1;
+        let p = self.packet(true, size, index, io.now, h, ecn);
+        io.out.push(io.pkts.alloc(p));
+    }
+
+    fn send_syn_ack(&mut self, io: &mut TcpIo) {
+        let mut h = TcpHeader {
+            seq: ISN,
+            ack: DATA_START,
+            window: self.params.window,
+            flags: tcp_flags::SYN | tcp_flags::ACK,
+            mss: self.params.mss as u16,
+            ..Default::default()
+        };
+        if self.params.ecn {
+            h.flags |= tcp_flags::ECE;
+        }
+        let size = HEADERS + self.syn_options();
+        let index = self.rev_index;
+        self.rev_index += 1;
+        let p = self.packet(false, size, index, io.now, h, Ecn::NotEct);
+        io.out.push(io.pkts.alloc(p));
+    }
+
+    /// Sends an ACK from the destination, carrying `payload` request bytes at `seq`
+    /// (`client_nxt` for a pure ACK).
+    fn send_reverse_at(&mut self, io: &mut TcpIo, seq: u64, payload: u32) {
+        let mut h = TcpHeader {
+            seq,
+            len: payload,
+            ..Default::default()
+        };
+        if payload > 0 {
+            h.flags = tcp_flags::PSH;
+        }
+        self.receiver.fill_ack(&mut h);
+        self.timers.set(TcpTimer::DelayedAck, None);
+        let size = HEADERS + sack_option_len(h.sack_count as u32) + payload;
+        let index = self.rev_index;
+        self.rev_index += 1;
+        let p = self.packet(false, size, index, io.now, h, Ecn::NotEct);
+        io.out.push(io.pkts.alloc(p));
+    }
+
+    fn send_reverse(&mut self, io: &mut TcpIo, payload: u32) {
+        let seq = self.client_nxt;
+        self.send_reverse_at(io, seq, payload);
+    }
+
+    /// A web client sends its next request.
+    fn send_request(&mut self, io: &mut TcpIo) {
+        let TcpApp::Web(web) = self.app else {
+            return;
+        };
+        let seq = self.client_nxt;
+        let rto = self.params.rtt.initial_rto;
+        self.request = Some(Request {
+            seq,
+            len: web.request,
+            first_sent: io.now,
+            rto,
+        });
+        self.send_reverse_at(io, seq, web.request);
+        self.client_nxt = seq + web.request as u64;
+        self.timers.set(TcpTimer::Request, Some(io.now + rto));
+    }
+
+    /// Moves the sender's segments to the wire, syncs the timers, records the series.
+    fn flush(&mut self, io: &mut TcpIo) {
+        for i in 0..self.sender.out.len() {
+            let seg = self.sender.out[i];
+            self.emit_data(seg, io);
+        }
+        self.sender.out.clear();
+        self.timers.set(TcpTimer::Rto, self.sender.rto_deadline);
+        if let Some(SeriesMode::Change) = self.params.series {
+            let now = io.now;
+            if self.window.contains(now) {
+                let key = (self.sender.cwnd, self.sender.ssthresh);
+                if self.series.as_ref().is_some_and(|s| s.last != Some(key)) {
+                    self.sample(now);
+                }
+            }
+        }
+    }
+
+    fn sample(&mut self, now: SimTime) {
+        let row = SeriesRow {
+            t: now,
+            cwnd: self.sender.cwnd,
+            ssthresh: self.sender.ssthresh,
+            flight: self.sender.flight_size(),
+            srtt: self.sender.rtt.srtt(),
+            rto: self.sender.rtt.rto(),
+        };
+        if let Some(s) = &mut self.series {
+            s.last = Some((row.cwnd, row.ssthresh));
+            if s.rows.len() < SERIES_CAP {
+                s.rows.push(row);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Event;
+
+    #[test]
+    fn events_stay_eight_bytes() {
+        assert_eq!(std::mem::size_of::<Event>(), 8);
+    }
+
+    #[test]
+    fn timers_cancel_lazily() {
+        let mut t = Timers::default();
+        let mut pushed = Vec::new();
+        let mut sync = |t: &mut Timers| t.schedule(|at, k| pushed.push((at.0, k)));
+        // Armed at 100: one event.
+        t.set(TcpTimer::Rto, Some(SimTime(100)));
+        sync(&mut t);
+        // Restarted later (every ACK does this): no new event.
+        t.set(TcpTimer::Rto, Some(SimTime(150)));
+        sync(&mut t);
+        t.set(TcpTimer::Rto, Some(SimTime(180)));
+        sync(&mut t);
+        // Moved earlier: a new event at 90; the one at 100 becomes stale.
+        t.set(TcpTimer::Rto, Some(SimTime(90)));
+        sync(&mut t);
+        assert!(!t.fire(TcpTimer::Rto, SimTime(100)), "not the recorded event");
+        assert!(t.fire(TcpTimer::Rto, SimTime(90)), "due");
+        assert_eq!(t.get(TcpTimer::Rto), None, "fired timers stop");
+        // A deadline moved past its event re-arms at the event.
+        t.set(TcpTimer::DelayedAck, Some(SimTime(200)));
+        sync(&mut t);
+        t.set(TcpTimer::DelayedAck, Some(SimTime(260)));
+        assert!(!t.fire(TcpTimer::DelayedAck, SimTime(200)));
+        sync(&mut t);
+        // Stopped: its event fires into nothing.
+        t.set(TcpTimer::DelayedAck, None);
+        assert!(!t.fire(TcpTimer::DelayedAck, SimTime(260)));
+        sync(&mut t);
+        assert_eq!(
+            pushed,
+            vec![
+                (100, TcpTimer::Rto),
+                (90, TcpTimer::Rto),
+                (200, TcpTimer::DelayedAck),
+                (260, TcpTimer::DelayedAck)
+            ]
+        );
+    }
+}
