@@ -17,7 +17,8 @@
 //!   high ... the size of the largest possible advertised window").
 //! - RFC 5681 (4), on loss: ssthresh = max(FlightSize / 2, 2 SMSS), FlightSize =
 //!   SND.MAX - SND.UNA.
-//! - RFC 5681 section 3.1, timeout: cwnd = LW = 1 SMSS; ssthresh by (4) unless the segment
+//! - RFC 5681 section 3.1, timeout: cwnd = LW = 1 SMSS; ssthresh by (4) (at most the value
+//!   set when the current loss recovery began, if the timeout ends one) unless the segment
 //!   at SND.UNA has already been retransmitted by the timer ("ssthresh is held
 //!   constant"); the sender goes back to SND.UNA (go-back-N, as BSD and ns-2 do).
 //! - RFC 5681 section 4.1, restart after idle: cwnd = min(IW, cwnd) before sending when
@@ -500,9 +501,15 @@ impl Sender {
         if self.counting() {
             self.counters.timeouts += 1;
         }
-        // RFC 5681 3.1: ssthresh by (4) unless this segment was already resent by the timer.
+        // RFC 5681 3.1: ssthresh "no more than" (4), held when this segment was already
+        // resent by the timer. A timeout during loss recovery ends the same loss episode
+        // whose start already set ssthresh by (4): FlightSize now also counts everything
+        // sent (and SACKed) during recovery, so (4) would raise ssthresh above the halved
+        // window and the next slow start would overshoot again. Keep the smaller value, as
+        // Linux does (tcp_enter_loss keeps ssthresh when the timeout falls in Recovery).
         if self.rto_seq != Some(self.snd_una) {
-            self.ssthresh = self.loss_ssthresh();
+            let eq4 = self.loss_ssthresh();
+            self.ssthresh = if self.in_recovery { self.ssthresh.min(eq4) } else { eq4 };
         }
         self.rto_seq = Some(self.snd_una);
         self.cwnd = self.mss();
