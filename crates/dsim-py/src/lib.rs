@@ -84,34 +84,6 @@ fn replication_seed(base: u64, replication: u64) -> u64 {
     dsim_core::replication_seed(base, replication)
 }
 
-/// Runs a scenario and returns {table name: ArrowTable}. `seed` and `replications` default
-/// to the scenario's own; `jobs` = 0 uses every core; `capture_dir` is where the
-/// scenario's `[[capture]]` points write their pcap files (None: no captures).
-#[pyfunction]
-#[pyo3(signature = (toml, seed=None, replications=None, jobs=0, capture_dir=None))]
-fn run<'py>(
-    py: Python<'py>,
-    toml: &str,
-    seed: Option<u64>,
-    replications: Option<u64>,
-    jobs: usize,
-    capture_dir: Option<std::path::PathBuf>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let sc = parse(py, toml)?;
-    let seed = seed.unwrap_or(sc.seed);
-    let reps = replications.unwrap_or(sc.replications as u64);
-    if reps == 0 {
-        return Err(pyo3::exceptions::PyValueError::new_err(
-            "replications = 0: at least one replication is needed",
-        ));
-    }
-    let name = sc.name.clone().unwrap_or_else(|| "scenario".into());
-    let context = format!("running {name} with seed {seed}");
-    let opts = dsim_core::RunOptions { capture_dir };
-    let tables = guarded(py, &context, || dsim_core::run_with(&sc, seed, reps, jobs, &opts))?;
-    tables_dict(py, &tables)
-}
-
 fn tables_dict<'py>(py: Python<'py>, tables: &Tables) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     for (name, table) in tables.named() {
@@ -299,7 +271,6 @@ fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(canonical_toml, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_hash, m)?)?;
     m.add_function(wrap_pyfunction!(replication_seed, m)?)?;
-    m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(parse_dscp, m)?)?;
     m.add_function(wrap_pyfunction!(dscp_name, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
