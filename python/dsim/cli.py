@@ -6,6 +6,8 @@
     dsim validate FILE ...
     dsim replay CONFIG TRACE [--rate R] [--time-unit U] [--seed N] [--out FILE]
     dsim reproduce [--list] [NAME ...] [--full] [--out DIR] [--strict] [--jobs J | --dask ADDR]
+    dsim bench [--quick] [--repeat R] [--duration S] [--only NAME ...] [--json FILE] [--save DIR]
+               [--replications N] [--jobs J]
 
 ADDR is tcp://host:port (a running Dask scheduler) or local:N (a LocalCluster of N workers).
 
@@ -17,7 +19,9 @@ line, never with a traceback; 130 interrupted (Ctrl-C; a sweep keeps its finishe
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from pathlib import Path
 
 from rich.console import Console
@@ -119,7 +123,38 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", "-o", type=Path, default=Path("results"), help="folder for report.md, report.json and figures")
     rep.add_argument("--strict", action="store_true", help="exit with status 1 when a claim misses")
     _executor_args(rep)
+
+    b = sub.add_parser(
+        "bench",
+        help="time dsim on its benchmark scenarios (wall time, events/s, packets/s, peak memory)",
+        description="Runs the benchmark suite (seed 002 dumbbell at 50, 100 and 200 TCP flows, a CBR chain, "
+        "the seed 004 network), each scenario in a child process, and prints wall time, simulated seconds "
+        "per wall second, events per second, packets across the bottleneck per second and peak memory; "
+        "then times replications run sequentially and in parallel. See docs/performance.md.",
+    )
+    b.add_argument("--quick", action="store_true", help="10 s of simulated time per scenario instead of 100 s, one repetition")
+    b.add_argument("--repeat", type=_positive_int, help="runs per scenario (default 3, 1 with --quick); the table shows medians")
+    b.add_argument("--duration", type=_duration_s, help="simulated time per scenario, e.g. 20s (overrides --quick's 10 s)")
+    b.add_argument("--only", nargs="+", metavar="NAME", help="run only these scenarios")
+    b.add_argument("--json", type=Path, help="write the measurements and the machine's description to this JSON file")
+    b.add_argument("--save", type=Path, help="write the benchmark scenario files to this folder")
+    b.add_argument("--replications", type=int, help="replications for the sequential / parallel comparison (default 4, 2 with --quick; 0 skips it)")
+    b.add_argument("--jobs", "-j", type=_positive_int, help="threads for the parallel replications (default: all cores)")
     return p
+
+
+def _duration_s(text: str) -> float:
+    t = text.strip()
+    for unit, scale in (("ms", 1e-3), ("s", 1.0)):
+        if t.endswith(unit):
+            try:
+                v = float(t[: -len(unit)]) * scale
+            except ValueError:
+                break
+            if v <= 0:
+                raise argparse.ArgumentTypeError(f"{text} must be positive")
+            return v
+    raise argparse.ArgumentTypeError(f"{text!r} is not a duration with a unit (e.g. 20s, 500ms)")
 
 
 def _executor_args(p: argparse.ArgumentParser) -> None:
@@ -373,6 +408,82 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return 1 if args.strict and report.misses() else 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    import json
+
+    from . import bench
+    from .executors import cores
+
+    benchmarks = bench.suite(quick=args.quick, duration_s=args.duration)
+    if args.only:
+        names = {b.name for b in benchmarks}
+        unknown = [n for n in args.only if n not in names]
+        if unknown:
+            return _err(f"--only {' '.join(unknown)}: no such benchmark; choose from {', '.join(sorted(names))}")
+        benchmarks = [b for b in benchmarks if b.name in args.only]
+    if args.save:
+        args.save.mkdir(parents=True, exist_ok=True)
+        for b in benchmarks:
+            (args.save / f"{b.name}.toml").write_text(b.toml)
+    repeat = args.repeat or (1 if args.quick else 3)
+    reps_n = args.replications if args.replications is not None else (2 if args.quick else 4)
+    if reps_n < 0:
+        return _err(f"--replications {reps_n}: must be 0 (skip) or more")
+    jobs = args.jobs or cores()
+    con = _console()
+    info = bench.machine_info()
+    con.print(f"dsim {info['dsim']} on {info['machine']}; {info['date']}; load average {info['load_avg_1_5_15']}", soft_wrap=True)
+    start = time.perf_counter()
+
+    def on_run(b, r, run) -> None:
+        con.print(
+            f"  {b.name} (run {r + 1}/{repeat}): {run.wall_s:.2f} s wall, {run.events / max(run.run_s, 1e-9) / 1e6:.1f} M events/s, "
+            f"{run.maxrss_mb:.1f} MB", highlight=False,
+        )
+
+    results = bench.run_suite(benchmarks, repeat, on_run=on_run)
+    print_bench(con, results)
+    reps = None
+    if reps_n > 0:
+        b = bench.dumbbell(50, benchmarks[0].simulated_s if args.duration or args.quick else 100.0)
+        con.print(f"Replications: {reps_n} x {b.name} with 1 thread, then with {jobs} ...")
+        reps = bench.replications_speedup(b, reps_n, jobs)
+        con.print(
+            f"{reps_n} replications of {b.name}: {reps.sequential_s:.2f} s with 1 thread, {reps.parallel_s:.2f} s with {jobs} "
+            f"threads: speed-up {reps.speedup:.2f}; tables identical: {'yes' if reps.identical else '[bold red]NO[/]'}",
+            soft_wrap=True,
+        )
+    info["load_avg_1_5_15_after"] = [round(x, 2) for x in os.getloadavg()]
+    con.print(f"Total {time.perf_counter() - start:.1f} s; load average after {info['load_avg_1_5_15_after']}.")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(bench.to_json(results, info, reps), indent=2) + "\n")
+        con.print(f"Measurements in {args.json}")
+    return 0 if reps is None or reps.identical else EXIT_FAILED
+
+
+def print_bench(con: Console, results) -> None:
+    t = Table(title="dsim bench (medians; wall time min-max over the repetitions)")
+    for col in ("scenario", "flows", "simulated s", "wall s", "CPU s", "sim s / wall s", "events", "M events/s",
+                "M events/CPU s", "bottleneck pkts", "k pkts/s", "peak MB"):
+        t.add_column(col, justify="left" if col == "scenario" else "right")
+    for r in results:
+        s = r.summary()
+        spread = f" [{s['wall_s_min']:.2f}-{s['wall_s_max']:.2f}]" if s["repeats"] > 1 else ""
+        t.add_row(
+            s["name"], str(s["flows"]), f"{s['simulated_s']:g}", f"{s['wall_s_median']:.2f}{spread}", f"{s['cpu_s_median']:.2f}",
+            f"{s['sim_s_per_wall_s']:.1f}", f"{s['events'] / 1e6:.1f} M", f"{s['events_per_s'] / 1e6:.1f}",
+            f"{s['events_per_cpu_s'] / 1e6:.1f}",
+            f"{s['bottleneck_pkts']:,}", f"{s['bottleneck_pkts_per_s'] / 1e3:.0f}", f"{s['peak_rss_mb_median']:.1f}",
+        )
+    con.print(t)
+    con.print(
+        "wall s: the child process from start to exit (Python start-up, build, run, result tables); CPU s: its user + system time; "
+        "M events/s: events over the event loop's wall time; M events/CPU s: over its thread's CPU time (what the loop costs on a busy machine); k pkts/s: packets across the bottleneck per wall second; "
+        "peak MB: the child's maximum resident set (ru_maxrss).", soft_wrap=True,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.version:
@@ -380,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"dsim {__version__}")
         return 0
-    handlers = {"run": cmd_run, "sweep": cmd_sweep, "validate": cmd_validate, "replay": cmd_replay, "reproduce": cmd_reproduce}
+    handlers = {"run": cmd_run, "sweep": cmd_sweep, "validate": cmd_validate, "replay": cmd_replay, "reproduce": cmd_reproduce, "bench": cmd_bench}
     if args.command is None:
         build_parser().print_help()
         return EXIT_USAGE

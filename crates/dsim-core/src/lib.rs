@@ -22,6 +22,7 @@
 
 pub mod app;
 pub mod aqm;
+pub mod bench;
 pub mod conditioner;
 pub mod engine;
 pub mod net;

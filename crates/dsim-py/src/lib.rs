@@ -263,6 +263,27 @@ fn run_task<'py>(
     }
 }
 
+/// One timed run for `dsim bench` (replication 0 under base seed `seed`): returns the
+/// events handled, the simulated seconds, the wall seconds of the build, the event loop and
+/// the results, and the packets that crossed `port` ("FROM->TO").
+#[pyfunction]
+fn bench_run<'py>(py: Python<'py>, toml: &str, seed: u64, port: &str) -> PyResult<Bound<'py, PyDict>> {
+    let sc = parse(py, toml)?;
+    let r = guarded(py, "running a benchmark", || dsim_core::bench::run(&sc, seed, port))?;
+    let out = PyDict::new(py);
+    out.set_item("events", r.events)?;
+    out.set_item("simulated_s", r.simulated_s)?;
+    out.set_item("build_s", r.build_s)?;
+    out.set_item("run_s", r.run_s)?;
+    out.set_item("run_cpu_s", r.run_cpu_s)?;
+    out.set_item("results_s", r.results_s)?;
+    out.set_item("port_departures_pkts", r.port_departures_pkts)?;
+    out.set_item("port_drops_pkts", r.port_drops_pkts)?;
+    out.set_item("packets_peak", r.packets_peak)?;
+    out.set_item("flow_rows", r.flow_rows)?;
+    Ok(out)
+}
+
 #[pymodule]
 fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", dsim_core::VERSION)?;
@@ -278,5 +299,6 @@ fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
     m.add_function(wrap_pyfunction!(run_task, m)?)?;
     m.add_function(wrap_pyfunction!(derive_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_run, m)?)?;
     Ok(())
 }
