@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test build test-rust test-python bench clean
+.PHONY: run test build test-rust test-python bench bench-peers clean
 
 run: build
 	$(BIN)/dsim reproduce --out results
@@ -32,6 +32,15 @@ $(STAMP): pyproject.toml
 
 bench: build
 	cargo bench -p dsim-core --bench event_loop
+
+# dsim, ns-2 (dsRED) and ns-3 (RED) side by side on the seed 002 dumbbell (docs/performance.md).
+# Installs the Debian packages ns2, ns3 and libns3-dev if they are missing (apt-get, as root
+# or through sudo). ns-3 needs minutes per point: PEERS_FLOWS="50" for the acceptance point alone.
+PEERS_FLOWS ?= 50 100 200
+PEERS_ARGS  ?=
+bench-peers: build
+	sh benchmarks/peers/install.sh
+	$(BIN)/python benchmarks/peers/compare.py --flows $(PEERS_FLOWS) --json results/bench-peers.json --markdown results/bench-peers.md $(PEERS_ARGS)
 
 clean:
 	rm -rf $(VENV) target results

@@ -414,6 +414,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
     from .executors import cores
 
+    if args.duration is not None and args.duration <= 1.0:
+        return _err(f"--duration {args.duration:g}s: must be longer than 1s (the dumbbell's connections start over the first second)")
     benchmarks = bench.suite(quick=args.quick, duration_s=args.duration)
     if args.only:
         names = {b.name for b in benchmarks}

@@ -1,0 +1,171 @@
+// The seed 002 dumbbell for ns-3 (3.37, Debian packages ns3 and libns3-dev), the twin of
+// dsim's `dumbbell-N-red` benchmark (python/dsim/bench.py). ns-3 has no RIO and no
+// DiffServ edge in its main distribution, so the bottleneck runs RED with RIO's OUT curve
+// (420/840/0.05) on the whole queue and no host marks its packets. See
+// benchmarks/peers/README.md for the equivalence, setting by setting.
+//
+// usage: dumbbell-ns3 --plan=PLAN --duration=SECONDS
+//   PLAN: one line per connection "index assured src_delay_us start_us" (the assured
+//   column is ignored here).
+// prints: "bottleneck_pkts N", "bottleneck_drops N", "events N".
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <vector>
+
+using namespace ns3;
+
+struct Conn
+{
+    int index;
+    int assured;
+    long delayUs;
+    long startUs;
+};
+
+int
+main(int argc, char* argv[])
+{
+    std::string planFile;
+    double duration = 100.0;
+    CommandLine cmd;
+    cmd.AddValue("plan", "connection plan file", planFile);
+    cmd.AddValue("duration", "simulated seconds", duration);
+    cmd.Parse(argc, argv);
+
+    std::vector<Conn> plan;
+    std::ifstream in(planFile);
+    if (!in)
+    {
+        std::cerr << "cannot read the plan " << planFile << std::endl;
+        return 2;
+    }
+    std::string line;
+    while (std::getline(in, line))
+    {
+        std::istringstream ls(line);
+        Conn c;
+        if (ls >> c.index >> c.assured >> c.delayUs >> c.startUs)
+        {
+            plan.push_back(c);
+        }
+    }
+    const uint32_t n = plan.size();
+
+    // TCP as dsim's benchmark configures it: SACK with classic (RFC 6675-style) recovery
+    // and NewReno congestion avoidance grown per ACK, 536-byte segments (576-byte IP
+    // packets: no timestamps, no window scaling), receiver buffer 100 segments, initial
+    // window 2, one ACK per segment, RTO clock 10 ms, minimum RTO 200 ms, initial RTO 3 s,
+    // no limited transmit. (ns-3 always opens with a SYN / SYN-ACK handshake.)
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
+    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                       TypeIdValue(TcpClassicRecovery::GetTypeId()));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
+    Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(10)));
+    Config::SetDefault("ns3::RttEstimator::InitialEstimation", TimeValue(Seconds(3)));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(536));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(2));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(100 * 536));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(100 * 536));
+    // The device holds one packet besides the one it transmits; the queue discs above it
+    // hold the rest (their limits are the scenario's buffers).
+    Config::SetDefault("ns3::DropTailQueue<Packet>::MaxSize", QueueSizeValue(QueueSize("1p")));
+
+    NodeContainer routers;
+    routers.Create(2);
+    NodeContainer src;
+    src.Create(n);
+    NodeContainer dst;
+    dst.Create(n);
+    InternetStackHelper stack;
+    stack.InstallAll();
+
+    TrafficControlHelper fifo;
+    fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("100p")));
+    TrafficControlHelper red;
+    red.SetRootQueueDisc("ns3::RedQueueDisc",
+                         "MinTh", DoubleValue(420),
+                         "MaxTh", DoubleValue(840),
+                         "LInterm", DoubleValue(20), // max_p = 1 / 20 = 0.05
+                         "QW", DoubleValue(0.002),
+                         "MeanPktSize", UintegerValue(576),
+                         "Gentle", BooleanValue(false),
+                         "Wait", BooleanValue(false),
+                         "LinkBandwidth", DataRateValue(DataRate("50Mbps")),
+                         "LinkDelay", TimeValue(MilliSeconds(5)),
+                         "MaxSize", QueueSizeValue(QueueSize("1050p")));
+    TrafficControlHelper big;
+    big.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("1050p")));
+
+    Ipv4AddressHelper addr;
+    addr.SetBase("10.0.0.0", "255.255.255.252");
+
+    PointToPointHelper bottleneck;
+    bottleneck.SetDeviceAttribute("DataRate", StringValue("50Mbps"));
+    bottleneck.SetChannelAttribute("Delay", StringValue("5ms"));
+    NetDeviceContainer core = bottleneck.Install(routers.Get(0), routers.Get(1));
+    QueueDiscContainer coreQ = red.Install(core.Get(0));
+    big.Install(core.Get(1));
+    addr.Assign(core);
+    addr.NewNetwork();
+
+    std::vector<Ipv4Address> sinkAddr(n);
+    for (uint32_t k = 0; k < n; ++k)
+    {
+        const Conn& c = plan[k];
+        PointToPointHelper access;
+        access.SetDeviceAttribute("DataRate", StringValue("10Mbps"));
+        access.SetChannelAttribute("Delay", TimeValue(MicroSeconds(c.delayUs)));
+        NetDeviceContainer a = access.Install(src.Get(k), routers.Get(0));
+        fifo.Install(a);
+        addr.Assign(a);
+        addr.NewNetwork();
+
+        PointToPointHelper last;
+        last.SetDeviceAttribute("DataRate", StringValue("10Mbps"));
+        last.SetChannelAttribute("Delay", StringValue("2ms"));
+        NetDeviceContainer b = last.Install(routers.Get(1), dst.Get(k));
+        fifo.Install(b);
+        Ipv4InterfaceContainer bi = addr.Assign(b);
+        addr.NewNetwork();
+        sinkAddr[k] = bi.GetAddress(1);
+    }
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+
+    const uint16_t port = 9;
+    PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
+                                InetSocketAddress(Ipv4Address::GetAny(), port));
+    ApplicationContainer sinks = sinkHelper.Install(dst);
+    sinks.Start(Seconds(0));
+    for (uint32_t k = 0; k < n; ++k)
+    {
+        BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(sinkAddr[k], port));
+        bulk.SetAttribute("SendSize", UintegerValue(536));
+        bulk.SetAttribute("MaxBytes", UintegerValue(0));
+        ApplicationContainer app = bulk.Install(src.Get(k));
+        app.Start(MicroSeconds(plan[k].startUs));
+    }
+
+    Simulator::Stop(Seconds(duration));
+    Simulator::Run();
+    QueueDisc::Stats st = coreQ.Get(0)->GetStats();
+    std::cout << "flows " << n << std::endl;
+    std::cout << "bottleneck_pkts " << st.nTotalDequeuedPackets << std::endl;
+    std::cout << "bottleneck_drops " << st.nTotalDroppedPackets << std::endl;
+    std::cout << "events " << Simulator::GetEventCount() << std::endl;
+    Simulator::Destroy();
+    return 0;
+}
