@@ -9,14 +9,15 @@ use super::error::{KeyPath, ScenarioError};
 use super::schema::Scenario;
 use super::schema_af::{
     ActionSpec, ColorModeSpec, ConditionerSpec, DirectionMatch, EfPolicerSpec, MatchSpec, MeterSpec, MredModeSpec,
-    MredSpec, RedSpec, ShaperSpec, SideSpec, SrtcmSpec, TbShaperSpec, TokenBucketSpec, TrtcmSpec, Tsw3Spec, TswSpec,
+    MredSpec, PoutSpec, RedSpec, ShaperSpec, SideSpec, SrtcmSpec, TbShaperSpec, TokenBucketSpec, TrtcmSpec, Tsw3Spec,
+    TswSpec,
 };
 use crate::aqm::red::typical_tx_time_ns;
 use crate::aqm::{Aqm, AqmQueue, DropTailQueue, Mred, MredMode, QueueSeries, Red, RedParams, RedVars};
 use crate::conditioner::policer::ef_policer;
 use crate::conditioner::{
-    Action, BlockDef, ChainRef, ColorMode, Conditioners, Instance, Match, Meter, Shaper, Srtcm, TbShaper, TokenBucket,
-    Trtcm, Tsw, Tsw3,
+    Action, BlockDef, ChainRef, ColorMode, Conditioners, Instance, Match, Meter, PoutDivisor, Shaper, Srtcm, TbShaper,
+    TokenBucket, Trtcm, Tsw, Tsw3,
 };
 use crate::engine::rng::stream;
 use crate::net::{Network, NodeKind};
@@ -311,10 +312,14 @@ fn meter(spec: &MeterSpec, path: &KeyPath) -> Result<Meter> {
             }
             Meter::TokenBucket(TokenBucket::new(*rate, *depth))
         }
-        MeterSpec::Tsw(TswSpec { target, window }) => {
+        MeterSpec::Tsw(TswSpec { target, window, pout }) => {
             check_rate(*target, path.key("target"))?;
             positive_window(*window)?;
-            Meter::Tsw(Tsw::new(*target, *window))
+            let divisor = match pout {
+                PoutSpec::Target => PoutDivisor::Target,
+                PoutSpec::AvgRate => PoutDivisor::AvgRate,
+            };
+            Meter::Tsw(Tsw::new(*target, *window).dividing_by(divisor))
         }
         MeterSpec::Tsw3(Tsw3Spec {
             committed,
