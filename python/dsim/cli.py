@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("files", nargs="+", help="scenario files (TOML)")
 
-    rp = sub.add_parser("replay", help="run one mechanism over a packet trace (CSV)")
+    rp = sub.add_parser("replay", help="run one mechanism over a packet trace (CSV or pcap)")
     rp.add_argument("config", help="the mechanism's table as in a scenario file (TOML), e.g. type = \"droptail\"")
     rp.add_argument("trace", help="pcap capture (IPv4), or CSV with columns time (or time_ns), size, and optionally dscp, flow, color")
     rp.add_argument("--rate", help="link rate a queue discipline feeds, e.g. 10Mbps")
