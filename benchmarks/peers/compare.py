@@ -1,4 +1,4 @@
-"""dsim, ns-2 and ns-3 side by side on the seed 002 dumbbell (see README.md here).
+"""dsim, ns-2 and ns-3 side by side on the seed 002 dumbbell (docs/performance.md describes the equivalence).
 
     python benchmarks/peers/compare.py [--flows 50 100 200] [--duration 100] [--repeat R]
                                        [--dsim-repeat R] [--json FILE] [--markdown FILE]

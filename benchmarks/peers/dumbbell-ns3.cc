@@ -2,7 +2,7 @@
 // dsim's `dumbbell-N-red` benchmark (python/dsim/bench.py). ns-3 has no RIO and no
 // DiffServ edge in its main distribution, so the bottleneck runs RED with RIO's OUT curve
 // (420/840/0.05) on the whole queue and no host marks its packets. See
-// benchmarks/peers/README.md for the equivalence, setting by setting.
+// docs/performance.md for the equivalence, setting by setting.
 //
 // usage: dumbbell-ns3 --plan=PLAN --duration=SECONDS
 //   PLAN: one line per connection "index assured src_delay_us start_us" (the assured

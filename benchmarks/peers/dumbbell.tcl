@@ -1,5 +1,5 @@
 # The seed 002 dumbbell for ns-2 (2.35, Debian package ns2), the twin of dsim's
-# `dumbbell-N` benchmark (python/dsim/bench.py). See benchmarks/peers/README.md for the
+# `dumbbell-N` benchmark (python/dsim/bench.py). See docs/performance.md for the
 # equivalence, setting by setting.
 #
 # usage: ns dumbbell.tcl PLAN DURATION_S
