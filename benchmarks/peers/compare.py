@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     con.print(table)
     note = (
         f"Machine: {info['machine']}; load average {info['load_avg_1_5_15']} before, {info['load_avg_1_5_15_after']} after "
-        f"(other jobs shared the cores). Wall and CPU: medians of {args.dsim_repeat} dsim runs and {args.repeat} peer run(s); "
+        f"(other jobs may share the cores: compare the CPU columns). Wall and CPU: medians of {args.dsim_repeat} dsim runs and {args.repeat} peer run(s); "
         "peak MB: ru_maxrss of the process. wall / dsim: the peer's wall time over dsim's on the same network."
     )
     con.print(note, soft_wrap=True)
