@@ -85,3 +85,29 @@ def test_pq_numbers_of_the_large_packets_match(report) -> None:
     for name, key in (("ef-flows", "pq"), ("ef-ratio", "pq"), ("ef-queues", "pq")):
         v = verdicts(report, name)
         assert v[f"{key}-p50_1500"] == PASS and v[f"{key}-p90_1500"] == PASS, name
+
+
+def test_the_claims_of_the_brief_are_all_evaluated(report) -> None:
+    # REPRODUCTIONS.md's EF claims are each recorded (pass or miss with a reason).
+    flows, ratio, vll = verdicts(report, "ef-flows"), verdicts(report, "ef-ratio"), verdicts(report, "ef-vll")
+    for c in ("p50_1500", "p90_1500", "p50_160", "p90_160"):
+        assert f"falls-{c}" in ratio and f"levels-off-{c}" in ratio
+    assert {"pq-far-below-wrr-1500", "pq-far-below-wrr-160"} <= set(flows) & set(ratio)
+    assert "below-one-packet-time" in ratio
+    assert {f"vll-within-3pct-{p}" for p in (20, 40, 60)} <= set(vll)
+
+
+def test_wrr_jitter_falls_with_the_ratio_and_levels_off(report) -> None:
+    # Table 2's trend, in the weak form dsim reproduces in quick mode: every column is lower
+    # at ratio 3.0 than at 1.03, the 1500 B ones by more than 20 %, and flat beyond 1.5
+    # (the claims' own test). How much it falls from 1.03 to 1.5 is the miss the notes
+    # explain; it is not asserted here.
+    sim = {c.id: c.simulated for c in outcome(report, "ef-ratio").checks if c.kind == "number"}
+    for c in ("p50_1500", "p90_1500", "p50_160", "p90_160"):
+        assert sim[f"3.0-{c}"] < sim[f"1.03-{c}"], c
+    for c in ("p50_1500", "p90_1500"):
+        assert sim[f"3.0-{c}"] < 0.8 * sim[f"1.03-{c}"], c
+    ratio = verdicts(report, "ef-ratio")
+    for c in ("p50_1500", "p90_1500", "p50_160", "p90_160"):
+        assert ratio[f"levels-off-{c}"] == PASS, c
+    assert ratio["below-one-packet-time"] == PASS
