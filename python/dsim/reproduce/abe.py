@@ -67,9 +67,9 @@ FLAT_UDP_DELAY_MS = 400.0
 ABE10_UDP_DELAY_MS = 6.0
 
 #: Bands of the numbers (set before running: a testbed is not a simulator, and the claims
-#: carry the verdicts): green loss within 50 % or 3 percentage points, blue throughput
+#: carry the verdicts): green loss within 50 % or 1 percentage point, blue throughput
 #: within 5 %, the delays within 50 %.
-LOSS_REL, LOSS_ABS = 0.5, 3.0
+LOSS_REL, LOSS_ABS = 0.5, 1.0
 TPUT_REL = 0.05
 DELAY_REL = 0.5
 
@@ -266,7 +266,13 @@ def abe_t1_t2(ctx: Context) -> None:
     rows = [4, 8, 16]
     counts = {n: ([1, 1, 1, 1], [n // 4] * 4) for n in rows}
     sim = _run_grid(ctx, rows, counts)
-    v1 = _record_table(ctx, "t1", "green loss", TABLE1, sim, "green_loss_pct", "blue TCP", "%", loss=True)
+    row4 = (
+        "with 4 blue connections the testbed's green loses 1.2-1.7 points more under DSD with "
+        "d >= 20 ms than under flat BE; dsim's loses about what flat BE loses (the section 5 "
+        "admission test rarely refuses green when the blue backlog is short). Not explained by "
+        "the document's setup: its DSD implementation may refuse green more often than section 5 says"
+    )
+    v1 = _record_table(ctx, "t1", "green loss", TABLE1, sim, "green_loss_pct", "blue TCP", "%", loss=True, notes={4: row4})
     v2 = _record_table(ctx, "t2", "blue throughput", TABLE2, sim, "blue_kbps", "blue TCP", "kbit/s", loss=False)
     _common_claims(ctx, "t1", rows, sim, "blue TCP")
     for n in rows:
