@@ -23,13 +23,13 @@ def dumbbell(queue: dict, app: dict | None = None, dscp: int | None = dsim.ABE_G
 
 
 def test_dsd_builder_writes_the_schema():
-    q = dsd("75KB", "10ms", g=0.5, control=True, red={"min_th": "20KB", "max_th": "60KB", "max_p": 0.1, "w_q": 0.002})
+    q = dsd("75KB", "10ms", g=0.5, control=True, red={"min_th": "20KB", "max_th": "60KB", "max_p": 0.1, "wq": 0.002})
     assert q == {
         "type": "dsd",
         "buffer": "75KB",
         "d": "10ms",
         "g": 0.5,
-        "red": {"min_th": "20KB", "max_th": "60KB", "max_p": 0.1, "w_q": 0.002},
+        "red": {"min_th": "20KB", "max_th": "60KB", "max_p": 0.1, "wq": 0.002},
         "control": {},
     }
     assert dsim.ABE_GREEN_DSCP == 3
@@ -66,15 +66,17 @@ def test_tfrc_source_runs_green_blue_or_mixed():
         (dsd("75KB", "10ms", green_dscp=59), "link[1].queue.green_dscp", "below 0x38"),
         (dsd("75KB", "10ms", ecn=True), "link[1].queue.ecn", "add red"),
         (
-            dsd("75KB", "10ms", red={"min_th": "5p", "max_th": "40KB", "max_p": 0.1, "w_q": 0.002}),
-            "link[1].queue.red.min_th",
-            "unit of buffer",
+            dsd("75KB", "10ms", red={"min_th": "5p", "max_th": "40KB", "max_p": 0.1, "wq": 0.002}),
+            "link[1].queue.red.max_th",
+            "same unit",
         ),
         (
-            dsd("75KB", "10ms", red={"min_th": "40KB", "max_th": "30KB", "max_p": 0.1, "w_q": 0.002}),
+            dsd("75KB", "10ms", red={"min_th": "40KB", "max_th": "30KB", "max_p": 0.1, "wq": 0.002}),
             "link[1].queue.red.max_th",
             "greater than min_th",
         ),
+        (dsd("75KB", "10ms", red={"min_th": "20KB", "max_th": "60KB", "wq": 0}), "link[1].queue.red.wq", "(0, 1)"),
+        (dsd("75KB", "10ms", red={"min_th": "20KB", "max_th": "80KB"}), "link[1].queue.red.max_th", "must not exceed"),
         (dsd("75KB", "10ms", control={"period": "0s"}), "link[1].queue.control.period", "greater than 0s"),
         (dsd("75KB", "10ms", control={"gain": 0}), "link[1].queue.control.gain", "greater than 0"),
         (dsd("75KB", "10ms", control={"max_penalty": 1}), "link[1].queue.control.max_penalty", "below 1"),
@@ -95,6 +97,7 @@ def test_dsd_errors_name_key_and_rule(queue, path, rule):
         ({"type": "dsd", "buffer": "75KB"}, "missing field `d`"),
         (dsd("75KB", "10"), "has no unit"),
         (dsd("75KB", "10ms", control={"periodd": "1s"}), "unknown field `periodd`"),
+        (dsd("75KB", "10ms", red={"min_th": "20KB", "max_th": "60KB", "w_q": 0.002}), "unknown field `w_q`"),
     ],
 )
 def test_dsd_schema_errors(queue, text):
@@ -115,7 +118,91 @@ def test_tfrc_green_dscp_is_checked():
 def test_abe_scenario_files_validate(name):
     path = resources.files("dsim") / "scenarios" / "abe" / name
     sc = Scenario.from_toml(str(path))
-    res = dsim.run(sc.copy().set("duration", "10s").set("warmup", "1s"), replications=1)
-    green = res.flows[res.flows["flow"].str.startswith("green")]
-    assert len(green) == 4
-    assert green["throughput_bps"].sum() > 90_000
+    res = dsim.run(sc.copy().set("duration", "20s").set("warmup", "5s"), replications=1)
+    f = res.flows
+    green = f[f["flow"].str.startswith("green")]
+    blue = f[f["flow"].str.startswith("blue")]
+    assert len(green) == 4 and (green["transport"] == "udp").all() and (green["dscp"] == "3").all()
+    assert len(blue) == 4 and (blue["transport"] == "tcp").all()
+    # The persistent TCP connections fill the 1 Mbit/s bottleneck beside the green traffic.
+    assert green["throughput_bps"].sum() > 60_000
+    assert green["throughput_bps"].sum() + blue["throughput_bps"].sum() > 950_000
+
+
+def test_droptail_overshoot_is_dummynets_byte_rule():
+    # A 1 Mbit/s bottleneck, 3000 B of buffer, a 1.2 Mbit/s CBR of 1000 B packets and a
+    # 100 kbit/s CBR of 200 B datagrams. With the default rule the datagrams slip into the
+    # last free bytes a 1000 B packet cannot use; with overshoot both are refused alike
+    # (only when more than 3000 B wait), so the small ones lose as often as the big ones.
+    def loss(overshoot):
+        res = dsim.run(dumbbell(droptail("3000B", overshoot=overshoot), dscp=None).set("duration", "20s"), replications=1)
+        f = res.flows.set_index("flow")
+        return (f["dropped_pkts"] / f["sent_pkts"]).to_dict()
+
+    fit, over = loss(None), loss(True)
+    assert fit["green"] < 0.2 * fit["blue"]
+    assert over["green"] > 0.5 * over["blue"]
+    assert droptail("75KB", overshoot=True) == {"type": "droptail", "limit": "75KB", "overshoot": True}
+    with pytest.raises(ScenarioError) as e:
+        dumbbell(droptail("50p", overshoot=True)).validate()
+    assert e.value.path == "link[1].queue.overshoot"
+    assert "in bytes" in e.value.rule
+    with pytest.raises(ScenarioError) as e:
+        dumbbell(dsd("50p", "10ms", overshoot=True)).validate()
+    assert e.value.path == "link[1].queue.overshoot"
+
+
+def test_control_loop_state_in_the_results():
+    sc = dumbbell(dsd("75KB", "20ms", control=True), app=tfrc("1000B", green=1.0), dscp=None).set("duration", "30s")
+    res = dsim.run(sc, replications=2)
+    q = res.queues
+    dsd_rows = q[q["port"] == "R1->R2"]
+    assert dsd_rows["dsd_g_mean"].between(0, 1).all() and dsd_rows["dsd_penalty_mean"].between(0, 0.5).all()
+    assert q[q["port"] == "S->R1"]["dsd_g"].isna().all()
+    c = res.dsd_control
+    assert list(c.columns) == ["replication", "port", "time_s", "g", "penalty", "ratio", "loss_blue", "loss_green", "wait_blue_ms", "wait_green_ms"]
+    fwd = c[c["port"] == "R1->R2"]
+    assert set(fwd["replication"]) == {0, 1}
+    assert len(fwd) >= 2 * 28  # one row per 1 s period of a 30 s run, per replication
+    assert fwd["g"].between(0, 1).all()
+    # Without a loop: the configured g, no penalty, an empty dsd_control table.
+    res = dsim.run(dumbbell(dsd("75KB", "20ms", g=0.3)).set("duration", "5s"), replications=1)
+    assert res.dsd_control.empty
+    rows = res.queues[res.queues["port"] == "R1->R2"]
+    assert (rows["dsd_g_mean"] == 0.3).all() and (rows["dsd_penalty_mean"] == 0).all()
+
+
+#: Checks of the quick ABE family that miss for reasons its notes explain (the testbed's
+#: 500 kbit/s row, its d = 10 ms trend and the 4-blue row at d >= 20 ms:
+#: python/dsim/reproduce/abe.py). Everything else
+#: must pass; a new miss fails this test.
+KNOWN_MISSES = {
+    "t1-4-20ms",
+    "t1-4-50ms",
+    "t3-500-10ms",
+    "t3-500-20ms",
+    "t3-500-50ms",
+    "t3-500-flat",
+    "t4-500-10ms",
+    "t4-500-20ms",
+    "t3-green-loss-grows-with-rate-10ms",
+}
+
+
+def test_abe_family_quick(tmp_path):
+    from dsim.reproduce import registry, run_experiments
+
+    report = run_experiments(registry.select(["abe"]), out=tmp_path)
+    names = [o.experiment.name for o in report.outcomes]
+    assert names == ["abe-t1/t2", "abe-t3/t4", "abe-transparency"]
+    for o in report.outcomes:
+        assert o.error is None, o.notes
+        assert o.checks and o.tables and o.figures
+    missed = {c.id for o in report.outcomes for c in o.misses()}
+    assert missed <= KNOWN_MISSES, missed - KNOWN_MISSES
+    claims = {c.id: c.verdict for o in report.outcomes for c in o.checks if c.kind == "claim"}
+    # The claims of section 6 and of throughput transparency (every row, every setting).
+    assert claims["t1-green-loss-abe-vs-flat-16"] == "pass"
+    assert claims["loop-on-transparency-4-20ms"] == "pass"
+    assert claims["loop-off-green-gains-8-10ms"] == "pass"
+    assert (tmp_path / "figures" / "abe-t1-t2-against-d.png").exists()

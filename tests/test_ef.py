@@ -160,29 +160,33 @@ def test_jitter_pct_columns() -> None:
         assert f.loc["ef", f"jitter_{p}_pct"] == pytest.approx(100 * f.loc["ef", f"jitter_{p}_ms"] / 10.0)
 
 
-def figure6() -> Scenario:
-    ref = resources.files("dsim") / "scenarios" / "ef" / "figure6.toml"
+def packaged(name: str) -> Scenario:
+    ref = resources.files("dsim") / "scenarios" / "ef" / name
     with resources.as_file(ref) as path:
         return Scenario.from_toml(Path(path))
 
 
 def test_figure6_topology_runs_without_ef_loss() -> None:
-    sc = figure6()
+    sc = packaged("figure6.toml")
     assert sc.name == "ef-figure6"
     sc.set("duration", "40s")
     res = dsim.run(sc, replications=1)
     f = res.flows.set_index("flow")
-    assert len(f) == 8 and (f["dscp"] == "EF").all()
-    assert f["dropped_pkts"].sum() == 0
-    # 8 x 56 kbit/s of EF reach D: 448 kbit/s, the document's 30 % of 1.5 Mbit/s.
-    assert f["throughput_bps"].sum() == pytest.approx(448e3, rel=0.02)
+    ef_flows = f[f["dscp"] == "EF"]
+    assert len(ef_flows) == 8 and len(f) == 8 + 7 + 14
+    assert ef_flows["dropped_pkts"].sum() == 0
+    # 56 + 56 + 6 x 56.333 kbit/s of EF reach D: 450 kbit/s, the document's 30 % of 1.5 Mbit/s.
+    assert ef_flows["throughput_bps"].sum() == pytest.approx(450e3, rel=0.02)
     assert f.loc["ef1500", "packet_time_ms"] == pytest.approx(214.2857, abs=1e-3)
     assert f.loc["ef160", "packet_time_ms"] == pytest.approx(22.857, abs=1e-3)
     # Six hops for the target flows: the bottleneck R5->D and the five before it.
     ports = set(res.queues["port"])
     for hop in ("S1->R1", "R1->R2", "R2->R3", "R3->R4", "R4->R5", "R5->D"):
         assert hop in ports
-    # EF alone under PQ: jitter well below one packet time.
+    # The background fills the bottleneck: EF + the rest carry 1.5 Mbit/s.
+    bottleneck = res.queues[res.queues["port"] == "R5->D"]
+    assert bottleneck["throughput_bps"].sum() == pytest.approx(1.5e6, rel=0.01)
+    # PQ: the 1500 B flow's jitter well below one packet time.
     assert f.loc["ef1500", "jitter_p90_pct"] < 10
     assert math.isfinite(f.loc["ef160", "jitter_p50_pct"])
 
@@ -206,13 +210,36 @@ def test_share_of_the_document() -> None:
         ef.ef_share(3.5)  # 3.5 x 450 kbit/s exceeds the link
 
 
-def test_drr_quanta_realise_the_ratio() -> None:
-    # 5 queues, ratio 1.03: share 0.309; q_e = 0.309 / 0.691 x 4 x 1500 = 2683.07 -> 2684.
-    q_e, q_o = ef.drr_quanta(1.03, 5)
-    assert (q_e, q_o) == (2684, 1500)
-    share = q_e / (q_e + 4 * q_o)
-    assert ef.service_to_arrival_ratio(share, 1.5e6, 450e3) == pytest.approx(1.03, abs=1e-3)
-    assert ef.service_to_arrival_ratio(share, 1.5e6, 450e3) >= 1.03
+def test_ns2_allotments() -> None:
+    # ns-2 CBQ/WRR, 5 classes, maxpkt 1500: a round of 7500 B. Share 0.309: EF
+    # ceil(0.309 x 7500) = ceil(2317.5) = 2318 B; others floor(0.691 x 7500 / 4) =
+    # floor(1295.6) = 1295 B. EF's byte share 2318 / (2318 + 4 x 1295) = 0.30915 >= 0.309.
+    q_e, q_o = ef.drr_quanta(0.309, 5)
+    assert (q_e, q_o) == (2318, 1295)
+    assert ef.service_to_arrival_ratio(q_e / (q_e + 4 * q_o), 1.5e6, 450e3) >= 1.03
+    # Two classes: a round of 3000 B, EF 927 B, the other 2073 B.
+    assert ef.drr_quanta(0.309, 2) == (927, 2073)
+    with pytest.raises(ValueError):
+        ef.drr_quanta(0.3, 1)
+
+
+def test_ns2_visit_bytes_hand_computed() -> None:
+    # WRR_CBQueue::deque with 1500 B packets (alloc before the visit -> after):
+    # allot 1295: 0 -> +1295 send -> -205 | +1295 = 1090 send -> -410 | 885 -> -615 |
+    # 680 -> -820 | 475 -> -1025 | 270 -> -1230 | 65 -> -1435 | -140: skipped, reset to 0.
+    # 7 packets in 8 visits: 10500 / 8 = 1312.5 B per visit.
+    assert ef.ns2_visit_bytes(1295) == 1312.5
+    # allot 751: 751 send -> -749 | 2 send -> -1498 | -747 skipped -> 0: 2 packets in 3 visits.
+    assert ef.ns2_visit_bytes(751) == 1000.0
+    # Half a packet or less: one packet every second visit, whatever the allotment.
+    for a in (1, 187, 750):
+        assert ef.ns2_visit_bytes(a) == 750.0
+    # At least a packet: exactly the allotment (3375 B: 3 packets, then 2, ... 2.25 per visit).
+    for a in (1500, 2318, 3375):
+        assert ef.ns2_visit_bytes(a) == a
+    # Ratio 3.0 with 5 queues: share 0.9, the others' 187 B are served as 750 B.
+    assert ef.ns2_quanta(ef.ef_share(3.0), 5) == (6750, 750)
+    assert ef.ns2_quanta(ef.ef_share(1.03), 5) == (2318, 1313)
 
 
 def test_mean_packet_and_wrr_weights() -> None:
@@ -221,21 +248,92 @@ def test_mean_packet_and_wrr_weights() -> None:
     # bytes/s 4 x 7000 x 2 = 56000; packets/s 4 x (7000/1500 + 7000/160) = 193.67 -> 289.2 B
     assert s == pytest.approx(56000 / (4 * (7000 / 1500 + 7000 / 160)))
     for ratio in (1.03, 1.3, 1.5, 2.0, 3.0):
-        w_e, w_o, achieved = ef.wrr_weights(ratio, 5, s)
-        assert ratio <= achieved <= ratio * 1.01, (ratio, w_e, w_o, achieved)
-        assert achieved == pytest.approx(ef.service_to_arrival_ratio(ef.wrr_share(w_e, w_o, 5, s), 1.5e6, 450e3))
+        share = ef.ef_share(ratio)
+        w_e, w_o, achieved = ef.wrr_weights(share, 5, s)
+        assert share <= achieved <= share * 1.01, (ratio, w_e, w_o, achieved)
+        assert achieved == pytest.approx(ef.wrr_share(w_e, w_o, 5, s))
 
 
 def test_scheduler_specs_validate_and_split_the_codepoints() -> None:
     s = ef.mean_packet_bytes([(56_000, 1500)] * 4 + [(56_000, 160)] * 4)
     assert ef.non_ef_codepoints(5) == ["CS1", "CS2", "CS3", "BE"]
-    for spec in (ef.scheduler_spec("pq"), ef.scheduler_spec("wrr", queues=5, ratio=1.03, ef_mean_packet=s), ef.scheduler_spec("drr", queues=8, ratio=1.5)):
+    share = ef.ef_share(1.03)
+    for spec in (ef.scheduler_spec("pq"), ef.scheduler_spec("wrr", queues=5, share=share), ef.scheduler_spec("drr", queues=8, share=share), ef.scheduler_spec("wrr-packets", queues=5, share=share, ef_mean_packet=s)):
         one_link(spec).validate()
-    spec = ef.scheduler_spec("drr", queues=3, ratio=1.03)
+    spec = ef.scheduler_spec("wrr", queues=3, share=share)
+    assert spec["type"] == "drr"
     assert [c.get("dscp") for c in spec["classes"]] == [["EF"], ["CS1"], ["BE"]]
     assert spec["classes"][-1]["default"] is True
     with pytest.raises(ValueError):
-        ef.scheduler_spec("wrr", queues=5, ratio=1.03)
+        ef.scheduler_spec("wrr-packets", queues=5, share=share)
+    with pytest.raises(ValueError):
+        ef.scheduler_spec("fifo", queues=5, share=share)
+
+
+def test_ef_sources_fill_450_kbps_with_both_sizes() -> None:
+    # Two microflows, 160 B target: the target at 56 kbit/s and one 1500 B microflow with
+    # the rest of 450 kbit/s (394 kbit/s), joining at R2.
+    two = ef.ef_sources(2, 160)
+    assert [(s.name, s.host, s.rate_bps, s.size) for s in two] == [("ef160", "S1", 56_000, 160), ("ef.1", "S2", 394_000, 1500)]
+    # 24: the target and 23 x 394000/23 = 17130.43 -> 17130 bit/s, sizes alternating.
+    many = ef.ef_sources(24, 1500)
+    assert sum(s.rate_bps for s in many) == pytest.approx(450_000, abs=23)
+    assert [s.size for s in many[:4]] == [1500, 160, 1500, 160]
+    assert {s.host for s in many} == {"S1", "S2", "S3", "S4"}
+    # Subscribed EF crossing each router hop of the 8-flow aggregate: the target and ef.4
+    # from S1 (R1->R2), ef.1 and ef.5 join at R2, ef.2 and ef.6 at R3, ef.3 and ef.7 at R4.
+    eight = ef.ef_sources(8, 1500)
+    r = 56_286
+    assert ef.ef_arrivals(eight) == [56_000 + r, 56_000 + 3 * r, 56_000 + 5 * r, 56_000 + 7 * r, 56_000 + 7 * r]
+    with pytest.raises(ValueError):
+        ef.ef_sources(1, 1500)
+
+
+def test_configure_sets_every_hop_and_splits_the_background() -> None:
+    base = packaged("figure6.toml")
+    sources = ef.ef_sources(8, 160)
+    sc = ef.configure(base, sources, "wrr", queues=5, ratio=1.03)
+    sc.validate()
+    hops = ef.port_links(sc)
+    assert [(sc.data["link"][i]["from"], sc.data["link"][i]["to"]) for i in hops] == [("R1", "R2"), ("R2", "R3"), ("R3", "R4"), ("R4", "R5"), ("R5", "D")]
+    # The bottleneck: share 1.03 x 450002 / 1.5e6 = 0.30900 -> ns-2 allotments 2318 / 1295,
+    # served as 2318 / 1313 B per visit.
+    bottleneck = sc.data["link"][hops[-1]]["forward"]["queue"]
+    assert [c["quantum"] for c in bottleneck["classes"]] == ["2318B", "1313B", "1313B", "1313B", "1313B"]
+    # R1->R2 carries 112 286 bit/s of EF on 45 Mbit/s: allotment ceil(0.00257 x 7500) = 20 B,
+    # served as 750 B (a packet every second visit).
+    assert sc.data["link"][hops[0]]["forward"]["queue"]["classes"][0]["quantum"] == "750B"
+    flows = sc.data["flow"]
+    assert [f["name"] for f in flows if f.get("dscp") == "EF"] == ["ef160"] + [f"ef.{k}" for k in range(1, 8)]
+    background = [f for f in flows if f.get("dscp") != "EF"]
+    assert len(background) == 21
+    assert {f["dscp"] for f in background} == {"CS1", "CS2", "CS3", "BE"}
+    # Every non-EF queue holds at least one long-lived FTP.
+    assert {f["dscp"] for f in background if f["app"]["type"] == "ftp"} == {"CS1", "CS2", "CS3", "BE"}
+    # The "share" reading: every hop gets the bottleneck's 30.9 %.
+    shared = ef.configure(base, sources, "drr", queues=5, ratio=1.03, allocation="share")
+    assert {shared.data["link"][i]["forward"]["queue"]["classes"][0]["quantum"] for i in hops} == {"2318B"}
+    pq = ef.configure(base, sources, "pq")
+    assert {f["dscp"] for f in pq.data["flow"] if f.get("dscp") != "EF"} == {"BE"}
+    with pytest.raises(ValueError):
+        ef.configure(base, sources, "wrr", queues=5, ratio=1.03, allocation="both")
+
+
+def test_vll_rows() -> None:
+    # 20 % of 1.5 Mbit/s is three VLLs of 100 kbit/s; 40 % four of 150; 60 % four of 225.
+    assert [ef.vll_count(r.link_pct_to_ef, r.subscribed_kbps * 1e3) for r in ef.TABLE4.itertuples()] == [3, 4, 4]
+    with pytest.raises(ValueError):
+        ef.vll_count(25, 100e3)
+    base = packaged("vll.toml")
+    # The file is the 20 % row exactly as the experiment builds it.
+    assert ef.vll_scenario(base, 20, 100).canonical_toml() == base.canonical_toml()
+    sc = ef.vll_scenario(base, 60, 225)
+    sc.validate()
+    assert [f["name"] for f in sc.data["flow"][:8]] == ["vll1", "ded1", "vll2", "ded2", "vll3", "ded3", "vll4", "ded4"]
+    assert {c["shaper"]["rate"] for c in sc.data["conditioner"]} == {"225kbps"}
+    bottleneck = sc.data["link"][ef.port_links(sc)[-1]]["forward"]["queue"]
+    # 900 kbit/s of 1.5 Mbit/s: 60 % of a 7500 B round = 4500 B; the others 750 B each.
+    assert [c["quantum"] for c in bottleneck["classes"]] == ["4500B", "750B", "750B", "750B", "750B"]
 
 
 def test_jitter_table_and_vll_gap() -> None:
@@ -253,6 +351,19 @@ def test_jitter_table_and_vll_gap() -> None:
     assert t.iloc[0].to_dict() == {"p50_1500": 11.0, "p90_1500": 25.0, "p50_160": 95.0, "p90_160": 130.0, "n": 2}
     with pytest.raises(KeyError):
         ef.jitter_table(flows, {"x": "nope"})
-    # Table 4, 60 % row: VLL 215 vs dedicated 213 kbit/s -> 0.94 %.
-    assert ef.vll_gap(215, 213) == pytest.approx(2 / 213)
     assert list(ef.TABLE4["vll_kbps"]) == [90, 143, 215]
+
+
+def test_policer_file_polices_the_excess() -> None:
+    sc = packaged("policer.toml").set("duration", "60s")
+    res = dsim.run(sc, replications=1)
+    f = res.flows.set_index("flow")
+    # S1 shaped to its negotiated rate: nothing dropped.
+    assert f.loc[["ef1500", "ef160"], "dropped_pkts"].sum() == 0
+    # S2: 224 kbit/s against 112 negotiated: about half its packets are security drops.
+    assert f.loc["excess", "drop_security_pkts"] == f.loc["excess", "dropped_pkts"] > 0
+    assert f.loc["excess", "throughput_bps"] == pytest.approx(112e3, rel=0.02)
+    # S3: no negotiated rate, everything dropped and counted.
+    assert f.loc["unnegotiated", "delivered_pkts"] == 0
+    assert f.loc["unnegotiated", "drop_security_pkts"] == f.loc["unnegotiated", "sent_pkts"] > 0
+    assert ef.ef_network_drops(res) == 0

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from .stats import LEVEL, summarize
 
-TABLES = ("flows", "queues", "drops", "run", "conditioners", "queue_series", "series")
+TABLES = ("flows", "queues", "drops", "run", "conditioners", "queue_series", "series", "dsd_control")
 
 
 #: The columns that identify a row of each table across replications (what summaries group by).
@@ -25,6 +25,7 @@ SUMMARY_KEYS = {
     "conditioners": ["conditioner", "color"],
     "queue_series": ["port", "queue", "precedence"],
     "series": ["flow", "time_s"],
+    "dsd_control": ["port", "time_s"],
 }
 
 
@@ -60,6 +61,10 @@ class Results:
             `series`, one row per sample and precedence.
     series: TCP time series of the flows that asked for one (`tcp = { series = ... }`): time,
             cwnd, ssthresh and flight size in bytes, smoothed RTT and RTO in ms.
+    dsd_control: one row per control period of each DSD port with a control loop (ABE,
+            docs/abe.md): g and the green penalty after the update, the green/blue formula
+            throughput ratio, and the smoothed loss ratios and queueing delays behind it.
+            (The queues table carries dsd_g_mean, dsd_penalty_mean, dsd_g, dsd_penalty.)
     """
 
     flows: pd.DataFrame
@@ -69,6 +74,7 @@ class Results:
     conditioners: pd.DataFrame
     queue_series: pd.DataFrame
     series: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    dsd_control: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     scenario: Any = field(default=None, repr=False)
 
     @classmethod

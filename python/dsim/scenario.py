@@ -74,9 +74,13 @@ __all__ = [
 ABE_GREEN_DSCP = 3
 
 
-def droptail(limit: str = "100p") -> dict[str, Any]:
-    """A drop-tail FIFO holding at most `limit` ("100p" packets or "64KB" bytes)."""
-    return {"type": "droptail", "limit": limit}
+def droptail(limit: str = "100p", *, overshoot: bool | None = None) -> dict[str, Any]:
+    """A drop-tail FIFO holding at most `limit` ("100p" packets or "64KB" bytes).
+
+    overshoot: with a byte limit, admit a packet whenever the queue holds at most `limit`
+        bytes, so that it may end less than one packet above it (dummynet's rule; default
+        False: the packet must fit)."""
+    return _drop_none({"type": "droptail", "limit": limit, "overshoot": overshoot})
 
 
 def klass(
@@ -120,6 +124,7 @@ def dsd(
     buffer: str,
     d: str,
     *,
+    overshoot: bool | None = None,
     g: float | None = None,
     early_drop: bool | None = None,
     drop_green_without_duplicate: bool | None = None,
@@ -133,6 +138,8 @@ def dsd(
 
     buffer: Buff, the virtual flat best-effort queue ("75KB" or "50p").
     d: green's maximum queueing delay ("10ms").
+    overshoot: a byte buffer admits a duplicate whenever it holds at most `buffer` bytes
+        (dummynet's rule, as droptail(overshoot=True)); default False.
     g: green bias in [0, 1] (default 1; the initial value under a control loop).
     early_drop: the admission test for green on arrival (default True).
     drop_green_without_duplicate: drop green packets whose duplicate the virtual queue
@@ -140,8 +147,9 @@ def dsd(
     admission_residual: the admission test also counts the residual on the wire (default False).
     green_dscp: the green codepoint (default ABE_GREEN_DSCP = 3); every other one is blue.
     ecn: RED on the virtual queue marks ECN-capable packets instead of dropping (needs red).
-    red: RED on the virtual queue: {"min_th", "max_th", "max_p", "w_q"}, thresholds in the
-        unit of buffer.
+    red: RED on the virtual queue, with the keys and defaults of a red queue:
+        {"min_th", "max_th", "max_p" (0.1), "wq" (0.002), "gentle" (False),
+        "mean_pkt_size" ("500B")}; thresholds in packets ("20p") or bytes ("20KB").
     control: the control loop of section 5.1: True or {} for the defaults, or a dict of
         {"period", "gain", "rtt", "weight", "target", "max_penalty"}.
     """
@@ -153,6 +161,7 @@ def dsd(
         {
             "type": "dsd",
             "buffer": buffer,
+            "overshoot": overshoot,
             "d": d,
             "g": g,
             "early_drop": early_drop,

@@ -2,6 +2,7 @@
 //!
 //! Column names carry their unit (`_pkts`, `_bytes`, `_bps`, `_ms`, `_s`).
 
+mod abe;
 mod af;
 
 use crate::packet::Color;
@@ -149,6 +150,8 @@ pub struct Tables {
     pub queue_series: Table,
     /// TCP time series (cwnd, ssthresh, RTT) of the flows that asked for them.
     pub series: Table,
+    /// DSD control-loop samples (g, penalty, ratio) per period (docs/abe.md).
+    pub dsd_control: Table,
 }
 
 impl Tables {
@@ -160,9 +163,10 @@ impl Tables {
         self.conditioners.append(&other.conditioners);
         self.queue_series.append(&other.queue_series);
         self.series.append(&other.series);
+        self.dsd_control.append(&other.dsd_control);
     }
 
-    pub fn named(&self) -> [(&'static str, &Table); 7] {
+    pub fn named(&self) -> [(&'static str, &Table); 8] {
         [
             ("flows", &self.flows),
             ("queues", &self.queues),
@@ -171,6 +175,7 @@ impl Tables {
             ("conditioners", &self.conditioners),
             ("queue_series", &self.queue_series),
             ("series", &self.series),
+            ("dsd_control", &self.dsd_control),
         ]
     }
 }
@@ -267,6 +272,7 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
             q.f("mean_len_pkts", mean_p);
             q.f("mean_len_bytes", mean_b);
             q.f("throughput_bps", per_second(c.departures_bytes, &w));
+            abe::dsd_queue_columns(&mut q, &port.qdisc, &w);
             q.end_row();
         }
     }
@@ -313,6 +319,7 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         conditioners: af::conditioner_table(sim, info),
         queue_series: af::queue_series_table(sim, info),
         series: series_table(sim, info),
+        dsd_control: abe::dsd_control_table(sim, info),
     }
 }
 

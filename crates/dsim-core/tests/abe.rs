@@ -209,24 +209,34 @@ fn dsd_errors_name_the_key_value_and_rule() {
             "add red",
         ),
         (
-            r#"{ type = "dsd", buffer = "75KB", d = "10ms", red = { min_th = "5p", max_th = "40KB", max_p = 0.1, w_q = 0.002 } }"#,
-            "red.min_th",
-            "unit of buffer",
+            r#"{ type = "dsd", buffer = "75KB", d = "10ms", red = { min_th = "5p", max_th = "40KB", max_p = 0.1, wq = 0.002 } }"#,
+            "red.max_th",
+            "same unit",
         ),
         (
-            r#"{ type = "dsd", buffer = "75KB", d = "10ms", red = { min_th = "40KB", max_th = "40KB", max_p = 0.1, w_q = 0.002 } }"#,
+            r#"{ type = "dsd", buffer = "75KB", d = "10ms", red = { min_th = "40KB", max_th = "40KB", max_p = 0.1, wq = 0.002 } }"#,
             "red.max_th",
             "greater than min_th",
         ),
         (
-            r#"{ type = "dsd", buffer = "75KB", d = "10ms", red = { min_th = "40KB", max_th = "80KB", max_p = 0.1, w_q = 0.002 } }"#,
+            r#"{ type = "dsd", buffer = "75KB", d = "10ms", red = { min_th = "40KB", max_th = "80KB", max_p = 0.1, wq = 0.002 } }"#,
             "red.max_th",
             "must not exceed",
         ),
         (
-            r#"{ type = "dsd", buffer = "75KB", d = "10ms", red = { min_th = "4KB", max_th = "8KB", max_p = 0, w_q = 0.002 } }"#,
+            r#"{ type = "dsd", buffer = "75KB", d = "10ms", red = { min_th = "4KB", max_th = "8KB", max_p = 0, wq = 0.002 } }"#,
             "red.max_p",
-            "greater than 0",
+            "(0, 1]",
+        ),
+        (
+            r#"{ type = "dsd", buffer = "75KB", d = "10ms", red = { min_th = "4KB", max_th = "8KB", wq = 1 } }"#,
+            "red.wq",
+            "(0, 1)",
+        ),
+        (
+            r#"{ type = "dsd", buffer = "75KB", d = "10ms", red = { min_th = "4KB", max_th = "8KB", mean_pkt_size = "0B" } }"#,
+            "red.mean_pkt_size",
+            "1B ... 65535B",
         ),
         (
             r#"{ type = "dsd", buffer = "75KB", d = "10ms", control = { period = "0s" } }"#,
@@ -277,6 +287,10 @@ fn dsd_errors_name_the_key_value_and_rule() {
             r#"{ type = "dsd", buffer = "75KB", d = "10ms", control = { periodd = "1s" } }"#,
             "unknown field `periodd`",
         ),
+        (
+            r#"{ type = "dsd", buffer = "75KB", d = "10ms", red = { min_th = "4KB", max_th = "8KB", w_q = 0.002 } }"#,
+            "unknown field `w_q`",
+        ),
     ] {
         let e = refused(queue);
         assert!(e.to_string().contains(text), "{queue}: {e}");
@@ -285,7 +299,7 @@ fn dsd_errors_name_the_key_value_and_rule() {
 
 #[test]
 fn dsd_scenario_syntax_round_trips() {
-    let queue = r#"{ type = "dsd", buffer = "100p", d = "20ms", g = 0.5, early_drop = false, green_dscp = 0b001011, ecn = true, red = { min_th = "20p", max_th = "60p", max_p = 0.1, w_q = 0.002 }, control = { period = "500ms", gain = 0.05, rtt = "80ms", max_penalty = 0.2 } }"#;
+    let queue = r#"{ type = "dsd", buffer = "100p", d = "20ms", g = 0.5, early_drop = false, green_dscp = 0b001011, ecn = true, red = { min_th = "20p", max_th = "60p", max_p = 0.1, wq = 0.002 }, control = { period = "500ms", gain = 0.05, rtt = "80ms", max_penalty = 0.2 } }"#;
     let sc = scenario::from_toml(&dumbbell(queue, FLOWS.replace("GREEN", "11").as_str())).expect("valid");
     let canonical = scenario::canonical_toml(&sc);
     let again = scenario::from_toml(&canonical).expect("canonical form is valid");
@@ -414,6 +428,55 @@ fn without_the_control_loop_a_green_tfrc_source_gets_more_than_blue() {
 }
 
 #[test]
+fn the_loop_state_reaches_the_results() {
+    // queues: dsd_g_mean / dsd_penalty_mean / dsd_g / dsd_penalty on both rows of the DSD
+    // ports (the bottleneck's queue applies both ways) and NaN elsewhere; dsd_control: one
+    // row per period boundary of the loaded direction (1 s periods over a 40 s run: about
+    // 40; the reverse port sees only feedback, blue, and holds), g in [0, 1], g and
+    // penalty never both positive.
+    let queue = r#"{ type = "dsd", buffer = "75KB", d = "20ms", control = {} }"#;
+    let sc = scenario::from_toml(&transparency_scenario(queue, true, 4, 40)).unwrap_or_else(|e| panic!("{e}"));
+    let t = dsim_core::run(&sc, 1, 1, 1).expect("runs");
+    let ports = col_str(&t.queues, "port");
+    let g_mean = col_f64(&t.queues, "dsd_g_mean");
+    let pen = col_f64(&t.queues, "dsd_penalty");
+    for (i, p) in ports.iter().enumerate() {
+        if p == "R1->R2" || p == "R2->R1" {
+            assert!((0.0..=1.0).contains(&g_mean[i]) && (0.0..0.5 + 1e-12).contains(&pen[i]));
+        } else {
+            assert!(g_mean[i].is_nan() && pen[i].is_nan());
+        }
+    }
+    let forward: Vec<bool> = col_str(&t.dsd_control, "port").iter().map(|p| p == "R1->R2").collect();
+    let times: Vec<f64> = col_f64(&t.dsd_control, "time_s")
+        .into_iter()
+        .zip(&forward)
+        .filter_map(|(t, f)| f.then_some(t))
+        .collect();
+    assert!((38..=40).contains(&times.len()), "{} rows", times.len());
+    assert!(times.windows(2).all(|w| w[1] > w[0]));
+    let g = col_f64(&t.dsd_control, "g");
+    let penalty = col_f64(&t.dsd_control, "penalty");
+    assert!(g.iter().all(|g| (0.0..=1.0).contains(g)));
+    assert!(g.iter().zip(&penalty).all(|(g, p)| *g == 0.0 || *p == 0.0));
+    // The loop acted: the green source's advantage pushes g below its initial 1.
+    assert!(g.iter().any(|g| *g < 1.0));
+    // Without a loop the table is empty (with its columns) and g is the configured one.
+    let queue = r#"{ type = "dsd", buffer = "75KB", d = "20ms", g = 0.25 }"#;
+    let sc = scenario::from_toml(&transparency_scenario(queue, true, 1, 30)).unwrap_or_else(|e| panic!("{e}"));
+    let t = dsim_core::run(&sc, 1, 1, 1).expect("runs");
+    assert_eq!(t.dsd_control.rows(), 0);
+    assert!(t.dsd_control.column("penalty").is_some());
+    let rows: Vec<usize> = (0..t.queues.rows())
+        .filter(|&i| col_str(&t.queues, "port")[i] == "R1->R2")
+        .collect();
+    for i in rows {
+        assert_eq!(col_f64(&t.queues, "dsd_g_mean")[i], 0.25);
+        assert_eq!(col_f64(&t.queues, "dsd_penalty_mean")[i], 0.0);
+    }
+}
+
+#[test]
 fn the_control_loop_gives_throughput_transparency_to_blue() {
     // Section 2: "the ABE node must ensure that an entirely green flow gets a lesser or equal
     // throughput than if it were blue". With the control loop (defaults: 1 s period, gain
@@ -469,7 +532,7 @@ fn ecn_capable_tfrc_sources_get_marks_instead_of_red_drops() {
     // RED on the virtual queue with ECN: ECN-capable TFRC sources see CE marks, counted by
     // the port, and no RED drop; the marks drive their rate (they count as losses), so the
     // virtual queue stays near RED's thresholds instead of overflowing.
-    let queue = r#"{ type = "dsd", buffer = "75KB", d = "20ms", ecn = true, red = { min_th = "15KB", max_th = "45KB", max_p = 0.1, w_q = 0.002 } }"#;
+    let queue = r#"{ type = "dsd", buffer = "75KB", d = "20ms", ecn = true, red = { min_th = "15KB", max_th = "45KB", max_p = 0.1, wq = 0.002 } }"#;
     let text = transparency_scenario(queue, true, 4, 120)
         .replace(r#"size = "1000B" }"#, r#"size = "1000B", ecn = true }"#)
         .replace("green = 1.0 }", "green = 1.0, ecn = true }");

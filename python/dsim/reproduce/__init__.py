@@ -17,7 +17,9 @@ from .report import Report
 # Families register on import.
 from . import af_tcp_udp  # noqa: E402,F401
 from . import assured  # noqa: E402,F401
+from . import ef  # noqa: E402,F401
 from . import queueing  # noqa: E402,F401
+from . import abe  # noqa: E402,F401
 
 
 def run_experiments(experiments: list[Experiment], *, full: bool = False, out: Path = Path("results"), jobs: int | None = None, executor: Any = None, console: Console | None = None) -> Report:

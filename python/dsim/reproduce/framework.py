@@ -192,7 +192,8 @@ class Context:
     def figure(self, name: str, fig: Any) -> Path:
         folder = self.out / "figures"
         folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{self.outcome.experiment.name}-{name}.png"
+        # Experiment names may hold "/" (abe-t1/t2): not a folder.
+        path = folder / f"{self.outcome.experiment.name.replace('/', '-')}-{name}.png"
         fig.savefig(path, dpi=110, bbox_inches="tight")
         import matplotlib.pyplot as plt
 

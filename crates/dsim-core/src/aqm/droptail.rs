@@ -3,7 +3,11 @@
 //! Every queue in dsim is one of these; an active queue management policy ([`super::Aqm`])
 //! may refuse a packet *before* the physical limit is reached, and the two kinds of loss
 //! are counted apart (early vs overflow). A byte limit admits a packet only if the bytes
-//! already queued plus the packet's size fit (ns-2's `queue-in-bytes_`, Linux `bfifo`).
+//! already queued plus the packet's size fit (ns-2's `queue-in-bytes_`, Linux `bfifo`); with
+//! `overshoot`, whenever the bytes already queued do not exceed the limit, whatever the
+//! packet's size, so the queue may end less than one packet above its limit (dummynet,
+//! FreeBSD `ip_dummynet.c`: "if (q->len_bytes > fs->qsize) goto dropit"): small packets are
+//! then refused exactly when large ones are.
 
 use std::collections::VecDeque;
 
@@ -15,6 +19,8 @@ pub struct DropTailQueue {
     pkts: VecDeque<PktId>,
     bytes: u64,
     limit: Limit,
+    /// Byte limit: admit while the bytes queued are at most the limit (dummynet's rule).
+    overshoot: bool,
 }
 
 impl DropTailQueue {
@@ -27,7 +33,14 @@ impl DropTailQueue {
             pkts: VecDeque::with_capacity(cap),
             bytes: 0,
             limit,
+            overshoot: false,
         }
+    }
+
+    /// The same queue with dummynet's byte-limit rule (see the module documentation).
+    pub fn with_overshoot(mut self, overshoot: bool) -> Self {
+        self.overshoot = overshoot;
+        self
     }
 
     /// Would a packet of `size` bytes fit under the physical limit?
@@ -35,6 +48,7 @@ impl DropTailQueue {
     pub fn fits(&self, size: u32) -> bool {
         match self.limit {
             Limit::Packets(n) => (self.pkts.len() as u64) < n,
+            Limit::Bytes(b) if self.overshoot => self.bytes <= b,
             Limit::Bytes(b) => self.bytes + size as u64 <= b,
         }
     }
@@ -97,5 +111,23 @@ mod tests {
         assert!(!q.fits(1501));
         q.push(PktId(1), 1500);
         assert!(!q.fits(1));
+    }
+
+    #[test]
+    fn overshoot_admits_while_the_queue_is_not_above_its_limit() {
+        // Limit 3000 B: with 2900 B queued a 1500 B packet is admitted (4400 B), after
+        // which nothing is; at exactly 3000 B still admitted (dummynet: drop if > qsize).
+        let mut q = DropTailQueue::new(Limit::Bytes(3000)).with_overshoot(true);
+        q.push(PktId(0), 2900);
+        assert!(q.fits(1500) && q.fits(40));
+        q.push(PktId(1), 1500);
+        assert!(!q.fits(40));
+        let mut q = DropTailQueue::new(Limit::Bytes(3000)).with_overshoot(true);
+        q.push(PktId(0), 3000);
+        assert!(q.fits(1500));
+        // Packet limits are unchanged.
+        let mut q = DropTailQueue::new(Limit::Packets(1)).with_overshoot(true);
+        q.push(PktId(0), 40);
+        assert!(!q.fits(40));
     }
 }

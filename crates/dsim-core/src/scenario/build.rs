@@ -13,11 +13,11 @@ use super::schema::{
 };
 use super::{capture, transport};
 use crate::app::{Adaptive, App, Cbr, Poisson};
-use crate::aqm::AqmQueue;
+use crate::aqm::{AqmQueue, RedParams};
 use crate::engine::rng::stream;
 use crate::net::{Network, Node, NodeKind, Port, Routes};
 use crate::packet::{Dscp, NodeId, PortId};
-use crate::sched::dsd::{Dsd, DsdParams, control::ControlParams, is_valid_green_dscp, red::RedParams};
+use crate::sched::dsd::{Dsd, DsdParams, control::ControlParams, is_valid_green_dscp};
 use crate::sched::{Fifo, Qdisc};
 use crate::sim::{Flow, Simulation, Transport};
 use crate::stats::{ClassStats, FlowStats, Window};
@@ -233,7 +233,7 @@ pub(super) fn check_limit(limit: Limit, path: KeyPath) -> Result<()> {
 /// The discipline of a port of `rate` (RED derives its typical transmission time from it).
 pub fn build_qdisc(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Qdisc> {
     if let QueueSpec::Dsd(d) = spec {
-        return Ok(Qdisc::Dsd(Box::new(Dsd::new(dsd_params(d, path)?, rate))));
+        return Ok(Qdisc::Dsd(Box::new(Dsd::new(dsd_params(d, rate, path)?, rate))));
     }
     if spec.is_scheduler() {
         return super::sched::build_scheduler(spec, rate, path);
@@ -248,9 +248,13 @@ pub fn build_qdisc(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Qdisc
 /// new arm.
 pub fn build_aqm_queue(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<AqmQueue> {
     match spec {
-        QueueSpec::Droptail(DroptailSpec { limit }) => {
+        QueueSpec::Droptail(DroptailSpec { limit, overshoot }) => {
             check_limit(*limit, path.key("limit"))?;
-            Ok(AqmQueue::drop_tail(*limit))
+            check_overshoot(*overshoot, *limit, path.key("overshoot"))?;
+            Ok(AqmQueue::new(
+                crate::aqm::DropTailQueue::new(*limit).with_overshoot(*overshoot),
+                crate::aqm::Aqm::DropTail,
+            ))
         }
         QueueSpec::Priority(_) | QueueSpec::Wrr(_) | QueueSpec::Drr(_) | QueueSpec::Cbq(_) | QueueSpec::Dsd(_) => err(
             path.key("type"),
@@ -260,6 +264,21 @@ pub fn build_aqm_queue(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<A
         QueueSpec::Red(r) => build_af::red_queue(r, rate, path),
         QueueSpec::Mred(m) => build_af::mred_queue(m, rate, path),
     }
+}
+
+/// `overshoot` is dummynet's byte-limit rule: it needs a byte limit.
+fn check_overshoot(overshoot: bool, limit: Limit, path: KeyPath) -> Result<()> {
+    if overshoot && matches!(limit, Limit::Packets(_)) {
+        return err(
+            path,
+            "true",
+            format!(
+                "overshoot changes how a byte limit admits packets; the limit here is in \
+                 packets ({limit}): give it in bytes or drop overshoot"
+            ),
+        );
+    }
+    Ok(())
 }
 
 /// A probability or share: a number in [0, 1].
@@ -288,9 +307,10 @@ fn check_green_dscp(dscp: Dscp, path: KeyPath) -> Result<()> {
 }
 
 /// Checks a `type = "dsd"` queue and turns it into DSD's parameters.
-fn dsd_params(spec: &DsdSpec, path: &KeyPath) -> Result<DsdParams> {
+fn dsd_params(spec: &DsdSpec, rate: Rate, path: &KeyPath) -> Result<DsdParams> {
     let DsdSpec {
         buffer,
+        overshoot,
         d,
         g,
         early_drop,
@@ -302,6 +322,7 @@ fn dsd_params(spec: &DsdSpec, path: &KeyPath) -> Result<DsdParams> {
         control,
     } = spec;
     check_limit(*buffer, path.key("buffer"))?;
+    check_overshoot(*overshoot, *buffer, path.key("overshoot"))?;
     check_unit_interval(*g, path.key("g"), "the green bias is a probability")?;
     if d.0 == 0 {
         return err(
@@ -316,11 +337,11 @@ fn dsd_params(spec: &DsdSpec, path: &KeyPath) -> Result<DsdParams> {
             path.key("ecn"),
             "true",
             "ECN marks replace the drops RED makes on the virtual queue: add red = { min_th, \
-             max_th, max_p, w_q }, or set ecn = false",
+             max_th } (the keys of a red queue), or set ecn = false",
         );
     }
     let red = match red {
-        Some(r) => Some(dsd_red(r, *buffer, &path.key("red"))?),
+        Some(r) => Some(dsd_red(r, *buffer, rate, &path.key("red"))?),
         None => None,
     };
     let control = match control {
@@ -329,6 +350,7 @@ fn dsd_params(spec: &DsdSpec, path: &KeyPath) -> Result<DsdParams> {
     };
     Ok(DsdParams {
         buffer: *buffer,
+        overshoot: *overshoot,
         d: *d,
         g: *g,
         early_drop: *early_drop,
@@ -341,45 +363,17 @@ fn dsd_params(spec: &DsdSpec, path: &KeyPath) -> Result<DsdParams> {
     })
 }
 
-fn dsd_red(r: &DsdRedSpec, buffer: Limit, path: &KeyPath) -> Result<RedParams> {
-    let value = |l: Limit| match l {
-        Limit::Packets(n) => n,
-        Limit::Bytes(b) => b,
-    };
-    for (key, th) in [("min_th", r.min_th), ("max_th", r.max_th)] {
-        if std::mem::discriminant(&th) != std::mem::discriminant(&buffer) {
-            return err(
-                path.key(key),
-                quoted(&th.to_string()),
-                format!("RED thresholds must be in the unit of buffer ({buffer}): packets or bytes alike"),
-            );
-        }
-    }
-    if value(r.min_th) >= value(r.max_th) {
-        return err(
-            path.key("max_th"),
-            quoted(&r.max_th.to_string()),
-            format!("max_th must be greater than min_th ({})", r.min_th),
-        );
-    }
-    if value(r.max_th) > value(buffer) {
-        return err(
-            path.key("max_th"),
-            quoted(&r.max_th.to_string()),
-            format!("max_th must not exceed the virtual queue's buffer ({buffer})"),
-        );
-    }
-    for (key, v) in [("max_p", r.max_p), ("w_q", r.w_q)] {
-        if !(v > 0.0 && v <= 1.0) {
-            return err(path.key(key), v, "must be greater than 0 and at most 1");
-        }
-    }
-    Ok(RedParams {
-        min_th: value(r.min_th) as f64,
-        max_th: value(r.max_th) as f64,
-        max_p: r.max_p,
-        w_q: r.w_q,
-    })
+/// RED on the virtual queue: the rules of the `red` queue, with `buffer` as its limit.
+fn dsd_red(r: &DsdRedSpec, buffer: Limit, rate: Rate, path: &KeyPath) -> Result<RedParams> {
+    build_af::check_red_common(r.wq, r.mean_pkt_size, None, path)?;
+    build_af::red_params(
+        r.min_th,
+        r.max_th,
+        r.max_p,
+        buffer,
+        (r.wq, r.gentle, r.mean_pkt_size, rate),
+        path,
+    )
 }
 
 fn dsd_control(c: &DsdControlSpec, path: &KeyPath) -> Result<ControlParams> {

@@ -118,7 +118,7 @@ fn limit_value(l: Limit) -> (f64, bool) {
 }
 
 /// Common RED parameters (wq, mean packet size, series interval).
-fn check_common(wq: f64, mean: Bytes, series: Option<Duration>, path: &KeyPath) -> Result<()> {
+pub(super) fn check_red_common(wq: f64, mean: Bytes, series: Option<Duration>, path: &KeyPath) -> Result<()> {
     if !(wq > 0.0 && wq < 1.0) {
         return err(
             path.key("wq"),
@@ -145,7 +145,7 @@ fn check_common(wq: f64, mean: Bytes, series: Option<Duration>, path: &KeyPath) 
 
 /// One RED curve: min_th < max_th in one unit, max_th <= limit when in the same unit,
 /// 0 < max_p <= 1.
-fn red_params(
+pub(super) fn red_params(
     min_th: Limit,
     max_th: Limit,
     max_p: f64,
@@ -200,7 +200,7 @@ fn unit_of(bytes: bool) -> &'static str {
 /// A FIFO with RED, for a link of `rate`.
 pub fn red_queue(spec: &RedSpec, rate: Rate, path: &KeyPath) -> Result<AqmQueue> {
     check_limit(spec.limit, path.key("limit"))?;
-    check_common(spec.wq, spec.mean_pkt_size, spec.series, path)?;
+    check_red_common(spec.wq, spec.mean_pkt_size, spec.series, path)?;
     let params = red_params(
         spec.min_th,
         spec.max_th,
@@ -226,7 +226,7 @@ pub fn red_queue(spec: &RedSpec, rate: Rate, path: &KeyPath) -> Result<AqmQueue>
 /// go to the last (highest) drop precedence.
 pub fn mred_queue(spec: &MredSpec, rate: Rate, path: &KeyPath) -> Result<AqmQueue> {
     check_limit(spec.limit, path.key("limit"))?;
-    check_common(spec.wq, spec.mean_pkt_size, spec.series, path)?;
+    check_red_common(spec.wq, spec.mean_pkt_size, spec.series, path)?;
     let n = spec.precedence.len();
     if n == 0 {
         return err(

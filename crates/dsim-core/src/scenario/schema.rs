@@ -173,6 +173,10 @@ impl QueueSpec {
 #[serde(deny_unknown_fields)]
 pub struct DroptailSpec {
     pub limit: Limit,
+    /// Byte limits: admit a packet whenever the queue holds at most `limit` bytes, so that
+    /// it may end less than one packet above it (dummynet's rule); false: it must fit.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub overshoot: bool,
 }
 
 /// `priority`: strict priority, the first class listed served first; a class may carry a
@@ -246,6 +250,10 @@ pub struct ClassSpec {
 pub struct DsdSpec {
     /// Buff: the virtual flat best-effort queue's waiting room ("100p" or "75KB").
     pub buffer: Limit,
+    /// A byte Buff admits a duplicate whenever it holds at most Buff (dummynet's rule, as
+    /// the `overshoot` of a droptail queue); false: the duplicate must fit.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub overshoot: bool,
     /// Green's maximum queueing delay at this hop.
     pub d: Duration,
     /// Green bias (section 5.1) in [0, 1], the initial value when a control loop is set.
@@ -288,16 +296,23 @@ fn default_green_dscp() -> Dscp {
     crate::sched::dsd::DEFAULT_GREEN_DSCP
 }
 
-/// RED on DSD's virtual queue; thresholds in the unit of `buffer`.
+/// RED on DSD's virtual queue: the keys of a `type = "red"` queue, with the same defaults
+/// (`buffer` is the limit; `ecn` is a key of the dsd table). Thresholds in packets ("20p")
+/// or bytes ("20KB", byte mode), whatever the unit of `buffer`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DsdRedSpec {
     pub min_th: Limit,
     pub max_th: Limit,
-    /// In (0, 1].
+    #[serde(default = "super::schema_af::default_max_p")]
     pub max_p: f64,
-    /// Weight of the average queue size (Floyd & Jacobson's w_q), in (0, 1].
-    pub w_q: f64,
+    #[serde(default = "super::schema_af::default_wq")]
+    pub wq: f64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gentle: bool,
+    /// Sets the typical transmission time of the idle correction; scales pb in byte mode.
+    #[serde(default = "super::schema_af::default_mean_pkt_size")]
+    pub mean_pkt_size: Bytes,
 }
 
 fn control_period() -> Duration {
@@ -346,6 +361,7 @@ impl Default for QueueSpec {
     fn default() -> Self {
         QueueSpec::Droptail(DroptailSpec {
             limit: Limit::Packets(100),
+            overshoot: false,
         })
     }
 }

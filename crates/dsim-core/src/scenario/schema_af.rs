@@ -11,13 +11,13 @@ use serde::{Deserialize, Serialize, Serializer};
 use crate::packet::Dscp;
 use crate::time::{Bytes, Duration, Limit, Rate};
 
-fn default_max_p() -> f64 {
+pub(super) fn default_max_p() -> f64 {
     0.1
 }
-fn default_wq() -> f64 {
+pub(super) fn default_wq() -> f64 {
     0.002
 }
-fn default_mean_pkt_size() -> Bytes {
+pub(super) fn default_mean_pkt_size() -> Bytes {
     Bytes(500)
 }
 fn is_false(b: &bool) -> bool {

@@ -38,6 +38,7 @@
 //! | name | unit | default | meaning |
 //! |---|---|---|---|
 //! | buffer | packets or bytes | (required) | Buff, the virtual queue's waiting room |
+//! | overshoot | bool | false | a byte Buff admits a duplicate while it holds at most Buff (dummynet) |
 //! | d | time | (required) | green's maximum queueing delay per hop |
 //! | g | 1, [0, 1] | 1 | green bias (initial value when the control loop is on) |
 //! | early_drop | bool | true | admission test of section 5 for green |
@@ -45,7 +46,7 @@
 //! | admission_residual | bool | false | the admission test also counts the residual on the wire |
 //! | green_dscp | DSCP | 3 (000011) | the green codepoint (section 7); all others are blue |
 //! | ecn | bool | false | RED on the virtual queue marks ECN-capable packets instead of dropping |
-//! | red | table | none | RED on the virtual queue ([`red::RedParams`]) |
+//! | red | table | none | RED on the virtual queue ([`crate::aqm::RedParams`]) |
 //! | control | table | none | the control loop of section 5.1 ([`control`]) |
 //!
 //! The link rate c is the port's own.
@@ -92,13 +93,22 @@
 //!   mixed sizes; with g < 1 it still does (the test assumes green goes first).
 //! - **Colours.** The green codepoint selects green; every other codepoint is blue (ABE is
 //!   the best-effort class; section 7 makes blue the default DSCP 0).
-//! - **RED on the virtual queue** (section 5, last paragraph) decides on every duplicate. A
-//!   duplicate RED refuses does not enter the virtual queue; its original is dropped
-//!   (`dsd_red`), green included unless `drop_green_without_duplicate = false`.
+//! - **RED on the virtual queue** (section 5, last paragraph) decides on every duplicate,
+//!   with the RED of `aqm/red.rs` (Floyd and Jacobson: the same average, idle-time
+//!   correction and count-based probability as the `red` queue, [`crate::aqm::RedParams`]).
+//!   The virtual queue stands for the flat queue: RED sees its waiting duplicates (packets
+//!   or bytes, as the thresholds say) and its idle periods exactly as the `red` queue's FIFO
+//!   would see its own: an idle period starts when the last waiting duplicate starts service
+//!   ([`virtual_queue::VirtualQueue::empty_since`]), and m = idle time / the typical
+//!   transmission time of `mean_pkt_size` at c. A duplicate RED refuses does not enter the
+//!   virtual queue; its original is dropped (`dsd_red`), green included unless
+//!   `drop_green_without_duplicate = false`.
 //! - **ECN** (section 1: green packets "more likely to be marked"): with `ecn = true`, when
-//!   RED refuses the duplicate of an ECN-capable packet, the duplicate is kept (as a flat
-//!   ECN-RED queue would keep a marked packet) and the original, blue or green, is marked CE.
-//!   Overflow of the virtual queue and deadline drops stay drops: no mark can replace them.
+//!   RED gives the duplicate of an ECN-capable packet an *early* verdict, the duplicate is
+//!   kept (as the flat ECN-RED `red` queue keeps a marked packet) and the original, blue or
+//!   green, is marked CE. A *forced* verdict (avg >= max_th, 2 max_th when gentle) drops, as
+//!   the `red` queue does. Overflow of the virtual queue and deadline drops stay drops: no
+//!   mark can replace them.
 //! - **Control-loop penalty.** With a control loop whose `max_penalty` > 0, arriving green
 //!   packets may be dropped with the loop's penalty probability (`dsd_green_penalty`),
 //!   after their duplicate has entered the virtual queue. See [`control`].
@@ -110,7 +120,6 @@
 //! often the safety net fired, the largest green wait.
 
 pub mod control;
-pub mod red;
 pub mod virtual_queue;
 
 use std::collections::VecDeque;
@@ -118,9 +127,9 @@ use std::collections::VecDeque;
 use rand::RngExt;
 
 use self::control::{BLUE, ControlLoop, ControlParams, GREEN};
-use self::red::{RedParams, VirtualRed};
 use self::virtual_queue::{VirtualQueue, VirtualQueueParams};
 use super::{QueueCtx, Verdict};
+use crate::aqm::{Congestion, Red, RedParams, RedVars};
 use crate::packet::{Dscp, Ecn, PacketArena, PktId};
 use crate::stats::DropCause;
 use crate::time::{Duration, Limit, NS_PER_SEC, Rate, SimTime};
@@ -145,6 +154,9 @@ pub fn is_valid_green_dscp(dscp: Dscp) -> bool {
 pub struct DsdParams {
     /// Buff, packets or bytes.
     pub buffer: Limit,
+    /// A byte Buff admits a duplicate whenever it holds at most Buff (dummynet's rule, the
+    /// `overshoot` of [`crate::aqm::DropTailQueue`]).
+    pub overshoot: bool,
     /// Green's maximum queueing delay.
     pub d: Duration,
     /// Initial green bias, [0, 1].
@@ -167,6 +179,7 @@ impl DsdParams {
     pub fn new(buffer: Limit, d: Duration) -> Self {
         DsdParams {
             buffer,
+            overshoot: false,
             d,
             g: 1.0,
             early_drop: true,
@@ -235,7 +248,8 @@ pub struct Dsd {
     /// c, the port's rate.
     pub rate: Rate,
     pub virtual_queue: VirtualQueue,
-    pub red: Option<VirtualRed>,
+    /// RED on the virtual queue: the shared RED's parameters and variables.
+    pub red: Option<Red>,
     pub control: Option<ControlLoop>,
     pub state: DsdState,
     pub counters: DsdCounters,
@@ -245,10 +259,14 @@ impl Dsd {
     pub fn new(params: DsdParams, rate: Rate) -> Self {
         let virtual_queue = VirtualQueue::new(VirtualQueueParams {
             buffer: params.buffer,
+            overshoot: params.overshoot,
             rate,
         });
         Dsd {
-            red: params.red.map(VirtualRed::new),
+            red: params.red.clone().map(|params| Red {
+                params,
+                vars: RedVars::default(),
+            }),
             control: params.control.map(|c| ControlLoop::new(c, params.g)),
             state: DsdState {
                 g: params.g,
@@ -270,6 +288,42 @@ impl Dsd {
     /// The green bias in force.
     pub fn g(&self) -> f64 {
         self.state.g
+    }
+
+    /// The control loop's green penalty in force (0 without a loop).
+    pub fn penalty(&self) -> f64 {
+        self.control.as_ref().map_or(0.0, |c| c.penalty())
+    }
+
+    /// The control loop's samples, one per period boundary (empty without a loop).
+    pub fn control_history(&self) -> &[control::ControlSample] {
+        self.control.as_ref().map_or(&[], |c| &c.history)
+    }
+
+    /// Time averages of g and of the green penalty over [a, b]: both are piecewise
+    /// constant, the initial g from time 0, then each sample's value from its boundary.
+    /// NaN for an empty interval.
+    pub fn mean_g_penalty(&self, a: SimTime, b: SimTime) -> (f64, f64) {
+        if b <= a {
+            return (f64::NAN, f64::NAN);
+        }
+        let (mut g_area, mut p_area) = (0.0, 0.0);
+        let (mut t, mut g, mut p) = (SimTime::ZERO, self.params.g, 0.0);
+        let mut add = |from: SimTime, to: SimTime, g: f64, p: f64| {
+            let (lo, hi) = (from.max(a), to.min(b));
+            if hi > lo {
+                let w = (hi - lo).as_secs_f64();
+                g_area += g * w;
+                p_area += p * w;
+            }
+        };
+        for s in self.control_history() {
+            add(t, s.t, g, p);
+            (t, g, p) = (s.t, s.g(), s.penalty());
+        }
+        add(t, b.max(t), g, p);
+        let len = (b - a).as_secs_f64();
+        (g_area / len, p_area / len)
     }
 
     /// Green (queue 1) if the packet carries the green codepoint, blue (queue 0) otherwise.
@@ -331,15 +385,28 @@ impl Dsd {
         }
 
         // "add to virtual flat best-effort queue" -- after RED on it, if configured
-        // (section 5, last paragraph).
-        let mut red_refuses = false;
+        // (section 5, last paragraph: RED "applied to the virtual queue").
+        let mut congestion = Congestion::None;
         if let Some(red) = &mut self.red {
-            let occupancy = self.virtual_queue.occupancy(now);
-            let idle = self.virtual_queue.idle_since(now);
-            red_refuses = red.decide(now, occupancy, idle, size, self.rate, ctx.rng);
+            let vq = &mut self.virtual_queue;
+            let q = if red.params.bytes {
+                vq.len_bytes(now) as f64
+            } else {
+                vq.len_packets(now) as f64
+            };
+            // The virtual queue's idle period in the `red` queue's terms; a later start
+            // kept in `idle_since` is an arrival RED already decayed to (it was refused).
+            red.vars.idle_since = vq
+                .empty_since(now)
+                .map(|t| red.vars.idle_since.map_or(t, |seen| seen.max(t)));
+            red.params.update_average(&mut red.vars, q, now);
+            let rng = &mut *ctx.rng;
+            congestion = red.params.decide(&mut red.vars, size, || rng.random::<f64>());
         }
-        let mark = red_refuses && self.params.ecn && ect;
-        let duplicate = if red_refuses && !mark {
+        // An early verdict marks an ECN-capable packet; a forced one drops (as `red` does).
+        let mark = congestion == Congestion::Early && self.params.ecn && ect;
+        let red_refuses = congestion != Congestion::None && !mark;
+        let duplicate = if red_refuses {
             None
         } else {
             self.virtual_queue.offer(now, size)

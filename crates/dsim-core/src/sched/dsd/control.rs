@@ -161,9 +161,37 @@ pub struct ControlState {
     pub period: [ColourSums; 2],
     /// Their moving averages.
     pub smoothed: [ColourSums; 2],
-    /// The last ratio computed (NaN before the first).
+    /// The ratio computed at the last boundary (NaN before the first, and when that boundary
+    /// held or had one colour without loss).
     pub last_ratio: f64,
 }
+
+/// The loop's state after one period boundary: a row of the `dsd_control` table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ControlSample {
+    /// The boundary (end of the period just closed).
+    pub t: SimTime,
+    /// The actuator after the update: g = max(u, 0), penalty = max(-u, 0).
+    pub u: f64,
+    /// rho computed at this boundary (NaN when the loop held or one colour had no loss).
+    pub ratio: f64,
+    /// The smoothed estimates behind it: loss ratio and mean queueing delay (s), [blue,
+    /// green].
+    pub p: [f64; 2],
+    pub q_s: [f64; 2],
+}
+
+impl ControlSample {
+    pub fn g(&self) -> f64 {
+        self.u.max(0.0)
+    }
+    pub fn penalty(&self) -> f64 {
+        (-self.u).max(0.0)
+    }
+}
+
+/// Most samples kept (one per period: 1 s periods fill it in 11.5 simulated days).
+pub const MAX_SAMPLES: usize = 1_000_000;
 
 /// What the loop did, for results and tests.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -181,6 +209,8 @@ pub struct ControlLoop {
     pub params: ControlParams,
     pub state: ControlState,
     pub counters: ControlCounters,
+    /// The actuator at time 0, then one sample per period boundary the loop closed.
+    pub history: Vec<ControlSample>,
 }
 
 pub const BLUE: usize = 0;
@@ -197,6 +227,7 @@ impl ControlLoop {
                 ..Default::default()
             },
             counters: ControlCounters::default(),
+            history: Vec::new(),
         }
     }
 
@@ -234,7 +265,19 @@ impl ControlLoop {
         let before = self.state.u;
         // The sums since the last boundary belong to the period that just ended; periods
         // with no packet at all (the port was silent) change nothing.
+        self.state.last_ratio = f64::NAN;
         self.close_period();
+        if self.history.len() < MAX_SAMPLES {
+            let [b, g] = self.state.smoothed;
+            let ((p_b, q_b), (p_g, q_g)) = (b.estimates(), g.estimates());
+            self.history.push(ControlSample {
+                t: self.state.next_update,
+                u: self.state.u,
+                ratio: self.state.last_ratio,
+                p: [p_b, p_g],
+                q_s: [q_b, q_g],
+            });
+        }
         let periods_skipped = (now - self.state.next_update).0 / self.params.period.0.max(1);
         self.counters.periods += periods_skipped;
         self.counters.g_sum += self.g() * periods_skipped as f64;

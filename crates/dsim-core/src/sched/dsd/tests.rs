@@ -464,42 +464,55 @@ fn appendix_b_early_green_drop() {
 
 #[test]
 fn red_on_the_virtual_queue_drops_or_marks() {
-    // RED with w_q = 1 (avg = the instantaneous waiting count), min_th = 1, max_th = 2
-    // packets, on Buff = 10. Six packets arrive at once; the virtual queue then holds
-    // 0 (the first starts at once), 0, 1, 2, 3... duplicates waiting at each arrival:
-    //   #0: idle, avg 0: admitted.  #1: avg 0: admitted.  #2: avg 1 = min_th: p_b = 0:
-    //   admitted.  #3: avg 2 >= max_th: refused.  Without ECN nothing more enters (#4, #5
-    //   see avg 2 again: refused). With ECN, ECT packets are marked instead and their
-    //   duplicates kept: #3 (avg 2), #4 (avg 3), #5 (avg 4) marked.
-    let red = RedParams {
+    // The shared RED (aqm/red.rs) on the virtual queue, gentle, wq = 1 (avg = the waiting
+    // count seen at each arrival), min_th = 1, max_th = 2 packets, max_p = 1, on Buff = 10.
+    // Six packets arrive at t = 0, the fifth (#4) green. Hand computation:
+    //   #0: the waiting room is empty (idle since time 0): avg = 0 < min_th, admitted; it
+    //       starts at once. #1: empty since #0 started (m = 0): avg 0, admitted, waits.
+    //   #2: 1 waiting: avg = 1 = min_th: pb = 0, count 0, pa = 0: admitted.
+    //   #3: avg 2 = max_th, gentle: pb = max_p + (1 - max_p)(avg - max_th)/max_th = 1,
+    //       count 1, count pb >= 1 so pa = 1: early verdict.
+    // Without ECN #3 is refused (dsd_red) and the waiting count stays 2: #4 and #5 see
+    // avg 2 again, early verdicts, refused too (the green #4 loses its duplicate: dropped).
+    // With ECN (every packet ECT) #3 is marked and its duplicate kept; #4 sees avg 3
+    // (gentle, pb 1): marked, kept; #5 sees avg 4 = 2 max_th: a *forced* verdict, which
+    // drops even an ECN-capable packet, as the `red` queue does. The green #4 passes the
+    // admission test: #1, #2, #3 (deadlines 1, 2, 3 < 0 + 3 + 1) and itself, 4 packets =
+    // c (d + pg).
+    let red = crate::aqm::RedParams {
         min_th: 1.0,
         max_th: 2.0,
-        max_p: 0.1,
-        w_q: 1.0,
+        max_p: 1.0,
+        wq: 1.0,
+        gentle: true,
+        bytes: false,
+        mean_pkt_size: PKT as f64,
+        s_ns: MS as f64,
     };
     for ecn in [false, true] {
         let mut params = DsdParams::new(Limit::Packets(10), Duration(3 * MS));
-        params.red = Some(red);
+        params.red = Some(red.clone());
         params.ecn = ecn;
         let mut link = Link::dsd(params, 1);
         let mut ids = Vec::new();
         for k in 0..6 {
-            let dscp = if k == 5 { GREEN_DSCP } else { BLUE_DSCP };
+            let dscp = if k == 4 { GREEN_DSCP } else { BLUE_DSCP };
             link.ect_next = ecn;
             ids.push(link.arrive(at(0), PKT, dscp));
         }
         let marked: Vec<bool> = ids.iter().map(|&i| link.pkts[PktId(i as u32)].ecn == Ecn::Ce).collect();
         let fates: Vec<Fate> = ids.iter().map(|&i| link.fate[i]).collect();
+        let red_drop = Fate::Dropped(at(0), DropCause::DsdRed);
         if ecn {
-            assert_eq!(marked, [false, false, false, true, true, true]);
-            assert!(fates.iter().all(|f| !matches!(f, Fate::Dropped(..))));
+            assert_eq!(marked, [false, false, false, true, true, false]);
+            assert!(fates[..5].iter().all(|f| !matches!(f, Fate::Dropped(..))), "{fates:?}");
+            assert_eq!(fates[5], red_drop);
             let c = link.dsd_state().counters;
-            assert_eq!((c.marked_blue, c.marked_green), (2, 1));
+            assert_eq!((c.marked_blue, c.marked_green), (1, 1));
         } else {
             assert_eq!(marked, [false; 6]);
-            for f in &fates[3..] {
-                assert_eq!(*f, Fate::Dropped(at(0), DropCause::DsdRed));
-            }
+            assert!(fates[..3].iter().all(|f| !matches!(f, Fate::Dropped(..))), "{fates:?}");
+            assert_eq!(fates[3..], [red_drop; 3]);
         }
     }
 }
@@ -516,6 +529,12 @@ struct Case {
     g: f64,
     early_drop: bool,
     admission_residual: bool,
+    /// RED on the virtual queue, and the same RED on the flat FIFO (None: drop-tail).
+    red: Option<crate::aqm::RedParams>,
+    /// ECN-capable packets and ECN marking (with RED only).
+    ecn: bool,
+    /// dummynet's byte-limit rule, in the virtual queue and the flat FIFO alike.
+    overshoot: bool,
     arrivals: Vec<(SimTime, u32, bool)>,
 }
 
@@ -530,6 +549,11 @@ struct CaseStats {
     green_late: u64,
     /// Green packets dropped because their duplicate was refused (flat BE drops them too).
     green_overflow: u64,
+    /// Packets whose duplicate RED refused (the flat RED queue drops them too).
+    green_red: u64,
+    blue_red: u64,
+    /// Blue packets marked CE (as by the flat ECN-RED queue).
+    blue_marked: u64,
     safety_net: u64,
     /// Safety-net drops of packets the admission test would have refused had it counted the
     /// residual transmission time of the packet on the wire.
@@ -545,15 +569,12 @@ impl CaseStats {
         self.green_early += o.green_early;
         self.green_late += o.green_late;
         self.green_overflow += o.green_overflow;
+        self.green_red += o.green_red;
+        self.blue_red += o.blue_red;
+        self.blue_marked += o.blue_marked;
         self.safety_net += o.safety_net;
         self.safety_net_residual += o.safety_net_residual;
     }
-}
-
-fn fifo(buffer: Limit) -> Qdisc {
-    Qdisc::Fifo(Fifo {
-        queue: AqmQueue::drop_tail(buffer),
-    })
 }
 
 /// Runs `case` through DSD and through dsim's drop-tail FIFO of size Buff (the flat
@@ -564,8 +585,33 @@ fn check_case(case: &Case, seed: u64) -> CaseStats {
     params.g = case.g;
     params.early_drop = case.early_drop;
     params.admission_residual = case.admission_residual;
+    params.red = case.red.clone();
+    params.ecn = case.ecn;
+    params.overshoot = case.overshoot;
     let mut dsd = Link::new(Qdisc::Dsd(Box::new(Dsd::new(params, case.rate))), case.rate, seed);
-    let mut flat = Link::new(fifo(case.buffer), case.rate, seed);
+    // The flat queue: drop-tail, or the `red` queue with the same RED (and the same random
+    // stream: with g = 1 and no control loop, DSD draws only for RED, so both draw alike as
+    // long as they decide alike).
+    let flat_fifo = crate::aqm::DropTailQueue::new(case.buffer).with_overshoot(case.overshoot);
+    let flat_q = match &case.red {
+        None => Qdisc::Fifo(Fifo {
+            queue: AqmQueue::new(flat_fifo, crate::aqm::Aqm::DropTail),
+        }),
+        Some(red) => {
+            let mut q = AqmQueue::new(
+                flat_fifo,
+                crate::aqm::Aqm::Red(crate::aqm::Red {
+                    params: red.clone(),
+                    vars: crate::aqm::RedVars::default(),
+                }),
+            );
+            q.ecn = case.ecn;
+            Qdisc::Fifo(Fifo { queue: q })
+        }
+    };
+    let mut flat = Link::new(flat_q, case.rate, seed);
+    dsd.ect_next = case.ecn;
+    flat.ect_next = case.ecn;
     for &(t, size, green) in &case.arrivals {
         let dscp = if green { GREEN_DSCP } else { BLUE_DSCP };
         dsd.arrive(t, size, dscp);
@@ -611,6 +657,14 @@ fn check_case(case: &Case, seed: u64) -> CaseStats {
                     assert!(matches!(flat.fate[i], Fate::Dropped(_, DropCause::Overflow)));
                     stats.green_overflow += 1;
                 }
+                Fate::Dropped(_, DropCause::DsdRed) => {
+                    // Only when the flat RED queue drops it too.
+                    assert!(matches!(
+                        flat.fate[i],
+                        Fate::Dropped(_, DropCause::Early | DropCause::Forced)
+                    ));
+                    stats.green_red += 1;
+                }
                 other => panic!("green {i}: unexpected {other:?}"),
             }
             continue;
@@ -623,12 +677,19 @@ fn check_case(case: &Case, seed: u64) -> CaseStats {
         match (flat.fate[i], fate) {
             (Fate::Served(flat_start), Fate::Served(start)) => {
                 stats.blue_fifo_accepted += 1;
+                // RED marks the same blue packets as the flat ECN-RED queue.
+                let id = PktId(i as u32);
+                assert_eq!(dsd.pkts[id].ecn, flat.pkts[id].ecn, "blue {i}: ECN");
+                stats.blue_marked += (dsd.pkts[id].ecn == Ecn::Ce) as u64;
                 assert!(
                     start <= flat_start,
                     "blue {i} left at {start:?}, later than in the flat FIFO ({flat_start:?})"
                 );
             }
             (Fate::Dropped(_, DropCause::Overflow), Fate::Dropped(_, DropCause::DsdOverflow)) => {}
+            (Fate::Dropped(_, DropCause::Early | DropCause::Forced), Fate::Dropped(_, DropCause::DsdRed)) => {
+                stats.blue_red += 1
+            }
             (f, d) => panic!("blue {i}: flat FIFO {f:?}, DSD {d:?}"),
         }
     }
@@ -707,6 +768,9 @@ fn random_case(rng: &mut Rng, regime: Regime) -> Case {
         g,
         early_drop: regime.early_drop_only || rng.random::<bool>(),
         admission_residual: false,
+        red: None,
+        ecn: false,
+        overshoot: false,
         arrivals,
     }
 }
@@ -733,6 +797,65 @@ fn properties_hold_in_late_and_early_drop_mode() {
     assert!(early.blue_fifo_accepted < early.blue && late.blue_fifo_accepted < late.blue);
     assert!(early.green_early > 0 && early.green_overflow > 0 && late.green_late > 0);
     assert_eq!(late.safety_net, 0);
+}
+
+#[test]
+fn red_on_the_virtual_queue_is_transparent_against_the_red_queue() {
+    // Section 5, last paragraph: RED "applied to the virtual queue" assigns blue its losses.
+    // The virtual queue is the flat queue, so DSD with RED must be locally transparent to
+    // blue against the flat `red` queue with the same RED (aqm/red.rs): the same blue packets
+    // dropped (dsd_red for early or forced, dsd_overflow for overflow), the same ones marked
+    // with ECN, none later. This holds only if RED sees the same average, idle periods and
+    // count in both. 2000 random sequences (g = 1, so that DSD draws only for RED), packet
+    // and byte thresholds, plain and gentle, with and without ECN, byte buffers with and
+    // without overshoot.
+    let regime = Regime {
+        equal_sizes: false,
+        slotted: false,
+        green_first: true,
+        early_drop_only: false,
+    };
+    let mut rng = stream(2026, "dsd:red");
+    let mut total = CaseStats::default();
+    let (mut plain, mut marked) = (0, 0);
+    for k in 0..2000 {
+        let mut case = random_case(&mut rng, regime);
+        // Thresholds in packets or bytes (whatever the unit of Buff, as the `red` queue
+        // allows), below the buffer when in its unit.
+        let bytes = rng.random::<bool>();
+        let cap = match (case.buffer, bytes) {
+            (Limit::Packets(n), false) => n as f64,
+            (Limit::Bytes(b), true) => b as f64,
+            (_, false) => 40.0,
+            (_, true) => 60_000.0,
+        };
+        let max_th = (cap * rng.random_range(0.3..=1.0)).max(2.0);
+        let min_th = max_th * rng.random_range(0.0..0.8);
+        let mean = 500;
+        case.red = Some(crate::aqm::RedParams {
+            min_th,
+            max_th,
+            max_p: [0.02, 0.1, 0.5, 1.0][rng.random_range(0..4)],
+            wq: [0.002, 0.02, 0.2, 0.7][rng.random_range(0..4)],
+            gentle: rng.random::<bool>(),
+            bytes,
+            mean_pkt_size: mean as f64,
+            s_ns: crate::aqm::red::typical_tx_time_ns(case.rate, mean),
+        });
+        case.ecn = rng.random::<bool>();
+        case.overshoot = matches!(case.buffer, Limit::Bytes(_)) && rng.random::<bool>();
+        let s = check_case(&case, k);
+        if case.ecn {
+            marked += 1
+        } else {
+            plain += 1
+        }
+        total.add(&s);
+    }
+    eprintln!("RED campaign ({plain} without ECN, {marked} with): {total:?}");
+    // The campaign exercises what it claims: RED drops of both colours, overflow, marks.
+    assert!(total.blue_red > 0 && total.green_red > 0 && total.blue_marked > 0);
+    assert!(total.blue_fifo_accepted < total.blue);
 }
 
 #[test]
@@ -819,31 +942,37 @@ mod properties {
             prop_oneof![Just(0.0), Just(1.0), 0.0f64..=1.0],
             any::<bool>(),
             any::<bool>(),
+            any::<bool>(),
             prop::collection::vec(arrival, 1..200),
         )
-            .prop_map(|(fast, buffer, d_us, g, early_drop, admission_residual, raw)| {
-                let rate = if fast { Rate(10_000_000) } else { Rate(1_000_000) };
-                let scale = if fast { 1_000 } else { 10_000 }; // gap units, ns
-                let mut t = SimTime::ZERO;
-                let arrivals = raw
-                    .into_iter()
-                    .map(|(gap, burst, size, green)| {
-                        if !burst {
-                            t += Duration(gap * scale / 10);
-                        }
-                        (t, SIZES[size], green)
-                    })
-                    .collect();
-                Case {
-                    rate,
-                    buffer,
-                    d: Duration(d_us * 1_000),
-                    g,
-                    early_drop,
-                    admission_residual,
-                    arrivals,
-                }
-            })
+            .prop_map(
+                |(fast, buffer, d_us, g, early_drop, admission_residual, overshoot, raw)| {
+                    let rate = if fast { Rate(10_000_000) } else { Rate(1_000_000) };
+                    let scale = if fast { 1_000 } else { 10_000 }; // gap units, ns
+                    let mut t = SimTime::ZERO;
+                    let arrivals = raw
+                        .into_iter()
+                        .map(|(gap, burst, size, green)| {
+                            if !burst {
+                                t += Duration(gap * scale / 10);
+                            }
+                            (t, SIZES[size], green)
+                        })
+                        .collect();
+                    Case {
+                        rate,
+                        buffer,
+                        d: Duration(d_us * 1_000),
+                        g,
+                        early_drop,
+                        admission_residual,
+                        red: None,
+                        ecn: false,
+                        overshoot: matches!(buffer, Limit::Bytes(_)) && overshoot,
+                        arrivals,
+                    }
+                },
+            )
     }
 
     proptest! {
@@ -856,4 +985,32 @@ mod properties {
             check_case(&case, seed);
         }
     }
+}
+
+#[test]
+fn time_averages_of_g_and_the_penalty() {
+    // g = 1 from time 0 (the configured value), u = 0.5 from 1 s, u = -0.2 from 2 s (g 0,
+    // penalty 0.2). Over [0.5 s, 3 s]: g = (0.5 x 1 + 1 x 0.5 + 1 x 0) / 2.5 = 0.4,
+    // penalty = (1 x 0.2) / 2.5 = 0.08. Over [2.5 s, 3 s]: g 0, penalty 0.2.
+    let mut params = DsdParams::new(Limit::Packets(10), Duration(3 * MS));
+    params.control = Some(control::ControlParams::default());
+    let mut dsd = Dsd::new(params, C);
+    let sample = |secs: u64, u: f64| control::ControlSample {
+        t: SimTime::ZERO + Duration::from_secs(secs),
+        u,
+        ratio: f64::NAN,
+        p: [0.0; 2],
+        q_s: [0.0; 2],
+    };
+    let c = dsd.control.as_mut().expect("loop");
+    c.history.push(sample(1, 0.5));
+    c.history.push(sample(2, -0.2));
+    let s = |ms: u64| SimTime(ms * MS);
+    let (g, p) = dsd.mean_g_penalty(s(500), s(3000));
+    assert!((g - 0.4).abs() < 1e-12 && (p - 0.08).abs() < 1e-12, "{g} {p}");
+    let (g, p) = dsd.mean_g_penalty(s(2500), s(3000));
+    assert!(g.abs() < 1e-12 && (p - 0.2).abs() < 1e-12, "{g} {p}");
+    // Without samples: the configured g throughout.
+    let (g, p) = Dsd::new(DsdParams::new(Limit::Packets(10), Duration(3 * MS)), C).mean_g_penalty(s(0), s(10));
+    assert_eq!((g, p), (1.0, 0.0));
 }

@@ -28,6 +28,9 @@ use crate::time::{Limit, Rate, SimTime};
 pub struct VirtualQueueParams {
     /// Buff: the waiting room of the flat best-effort queue, in packets or bytes.
     pub buffer: Limit,
+    /// A byte Buff admits a duplicate whenever at most Buff bytes wait (dummynet's rule, as
+    /// [`crate::aqm::DropTailQueue`] with overshoot); false: the duplicate must fit.
+    pub overshoot: bool,
     /// c: the link rate, bit/s.
     pub rate: Rate,
 }
@@ -41,6 +44,8 @@ pub struct VirtualQueue {
     waiting_bytes: u64,
     /// End of service of the last admitted duplicate; `None` before the first.
     busy_until: Option<SimTime>,
+    /// Service start of the last admitted duplicate; `None` before the first.
+    last_start: Option<SimTime>,
 }
 
 impl VirtualQueue {
@@ -50,6 +55,7 @@ impl VirtualQueue {
             waiting: VecDeque::with_capacity(64),
             waiting_bytes: 0,
             busy_until: None,
+            last_start: None,
         }
     }
 
@@ -91,12 +97,18 @@ impl VirtualQueue {
         self.waiting.iter().map(|w| w.0)
     }
 
-    /// Is the virtual server idle at `now`, and since when? (For RED's idle-time rule.)
-    pub fn idle_since(&self, now: SimTime) -> Option<SimTime> {
-        match self.busy_until {
-            Some(b) if b >= now => None,
-            Some(b) => Some(b),
-            None => Some(SimTime::ZERO),
+    /// Is the waiting room empty at `now`, and since when? (RED's idle-time rule, in the
+    /// terms of the `red` queue, whose FIFO does not hold the packet on the wire either: the
+    /// queue "becomes empty" when its last waiting packet starts service.) The waiting room
+    /// emptied when the last admitted duplicate started service (a duplicate admitted to an
+    /// idle server starts, and empties it, at once); `None` while duplicates wait; time 0
+    /// before the first arrival.
+    pub fn empty_since(&mut self, now: SimTime) -> Option<SimTime> {
+        self.advance(now);
+        if self.waiting.is_empty() {
+            Some(self.last_start.unwrap_or(SimTime::ZERO))
+        } else {
+            None
         }
     }
 
@@ -109,6 +121,7 @@ impl VirtualQueue {
         self.advance(now);
         let fits = match self.params.buffer {
             Limit::Packets(n) => (self.waiting.len() as u64) < n,
+            Limit::Bytes(b) if self.params.overshoot => self.waiting_bytes <= b,
             Limit::Bytes(b) => self.waiting_bytes + size as u64 <= b,
         };
         if !fits {
@@ -123,6 +136,7 @@ impl VirtualQueue {
             }
             _ => now,
         };
+        self.last_start = Some(start);
         self.busy_until = Some(start + self.params.rate.tx_time(size as u64));
         Some(start)
     }
@@ -139,6 +153,7 @@ mod tests {
     fn vq(buffer: Limit) -> VirtualQueue {
         VirtualQueue::new(VirtualQueueParams {
             buffer,
+            overshoot: false,
             rate: Rate(1_000_000),
         })
     }
@@ -158,8 +173,12 @@ mod tests {
         assert_eq!(q.len_packets(t(0.0)), 2);
         assert_eq!(q.offer(t(2.5), 125), Some(t(3.0)));
         assert_eq!(q.len_packets(t(2.5)), 1);
-        assert_eq!(q.idle_since(t(3.5)), None);
-        assert_eq!(q.idle_since(t(4.5)), Some(t(4.0)));
+        // e waits until it starts at 3 ms: the waiting room is empty from then on (e in
+        // service until 4 ms), as a FIFO is once its last packet is on the wire.
+        assert_eq!(q.empty_since(t(2.5)), None);
+        assert_eq!(q.empty_since(t(3.0)), None);
+        assert_eq!(q.empty_since(t(3.5)), Some(t(3.0)));
+        assert_eq!(q.empty_since(t(4.5)), Some(t(3.0)));
     }
 
     #[test]
@@ -183,5 +202,13 @@ mod tests {
         assert_eq!(q.len_bytes(SimTime(0)), 300);
         // 100 B at 1 Mbit/s = 0.8 ms; the 200 B one starts at 0.8 ms.
         assert_eq!(q.len_bytes(SimTime(0) + Duration(800_001)), 100);
+        // Overshoot (dummynet): admitted while at most 300 B wait, whatever its size.
+        let mut q = vq(Limit::Bytes(300));
+        q.params.overshoot = true;
+        q.offer(SimTime(0), 100); // in service
+        assert!(q.offer(SimTime(0), 250).is_some());
+        assert!(q.offer(SimTime(0), 1500).is_some());
+        assert_eq!(q.len_bytes(SimTime(0)), 1750);
+        assert!(q.offer(SimTime(0), 40).is_none());
     }
 }
