@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 
 use super::Cont;
 use super::token_bucket::Bucket;
-use crate::packet::PktId;
+use crate::packet::{Color, PktId};
 use crate::time::{Bytes, Limit, Rate, SimTime};
 
 /// A packet waiting in a shaper, with where its path continues.
@@ -32,6 +32,9 @@ pub struct Held {
     pub size: u32,
     pub since: SimTime,
     pub cont: Cont,
+    /// Its colour on arrival (green when no meter coloured it yet): a colour-aware meter
+    /// downstream never turns a yellow or red packet green (the green RAS reads this).
+    pub pre: Color,
 }
 
 /// What became of an offered packet.
@@ -139,6 +142,7 @@ mod tests {
                 chain: ChainRef::Egress(0),
                 index: 0,
             },
+            pre: Color::Green,
         }
     }
 

@@ -374,7 +374,13 @@ fn meter(spec: &MeterSpec, path: &KeyPath) -> Result<Meter> {
     })
 }
 
-fn shaper(spec: &ShaperSpec, path: &KeyPath) -> Result<Shaper> {
+/// A shaper whose output link runs at `line_rate`, in the conditioner at `cond` with
+/// `meter`.
+fn shaper(spec: &ShaperSpec, line_rate: Rate, meter: Option<&Meter>, cond: &KeyPath) -> Result<Shaper> {
+    let path = &cond.key("shaper");
+    if let Some(ras) = super::build_ras::ras_shaper(spec, line_rate, meter, path, &cond.key("meter"))? {
+        return Ok(Shaper::Ras(ras));
+    }
     Ok(match spec {
         ShaperSpec::TokenBucket(TbShaperSpec { rate, depth, limit }) => {
             check_rate(*rate, path.key("rate"))?;
@@ -388,7 +394,30 @@ fn shaper(spec: &ShaperSpec, path: &KeyPath) -> Result<Shaper> {
             check_limit(*limit, path.key("limit"))?;
             Shaper::TokenBucket(TbShaper::new(*rate, *depth, *limit))
         }
+        _ => unreachable!("rate adaptive shapers are built above"),
     })
+}
+
+/// The line rate of a conditioner's output: the slowest of its egress ports; at an
+/// ingress (before the route lookup) the fastest link the node can send on.
+fn line_rate(chains: &[ChainRef], node: NodeId, net: &Network) -> Rate {
+    let rate = |p: PortId| net.ports[p as usize].rate;
+    let egress: Vec<Rate> = chains
+        .iter()
+        .filter_map(|c| match c {
+            ChainRef::Egress(p) => Some(rate(*p)),
+            ChainRef::Ingress(_) => None,
+        })
+        .collect();
+    match egress.iter().min() {
+        Some(r) => *r,
+        None => net.nodes[node as usize]
+            .ports
+            .iter()
+            .map(|&p| rate(p))
+            .max()
+            .unwrap_or(Rate(0)),
+    }
 }
 
 fn action(spec: Option<ActionSpec>) -> Action {
@@ -603,7 +632,7 @@ pub fn build_conditioners(
             let shaper_state = spec
                 .shaper
                 .as_ref()
-                .map(|s| shaper(s, &path.key("shaper")))
+                .map(|s| shaper(s, line_rate(&chains, node, net), meter_state.as_ref(), &path))
                 .transpose()?;
             let m = matcher(
                 &spec.matcher,
