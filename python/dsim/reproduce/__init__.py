@@ -16,6 +16,7 @@ from .report import Report
 
 # Families register on import.
 from . import queueing  # noqa: E402,F401
+from . import ras  # noqa: E402,F401
 
 
 def run_experiments(experiments: list[Experiment], *, full: bool = False, out: Path = Path("results"), jobs: int | None = None, executor: Any = None, console: Console | None = None) -> Report:
