@@ -495,8 +495,9 @@ impl Ras {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conditioner::{ChainRef, ColorMode, Cont, Srtcm, Trtcm};
-    use crate::packet::{Color, PktId};
+    use crate::conditioner::tb_shaper::test_held as held;
+    use crate::conditioner::{ColorMode, Srtcm, Trtcm};
+    use crate::packet::Color;
 
     fn ms(v: u64) -> SimTime {
         SimTime(v * 1_000_000)
@@ -533,19 +534,6 @@ mod tests {
             mir_th: Bytes(5000),
             buffer: Bytes(8000),
             k: Duration::from_secs(1),
-        }
-    }
-
-    fn held(i: u32, size: u32, now: SimTime) -> Held {
-        Held {
-            id: PktId(i),
-            size,
-            since: now,
-            cont: Cont {
-                chain: ChainRef::Egress(0),
-                index: 0,
-            },
-            pre: Color::Green,
         }
     }
 

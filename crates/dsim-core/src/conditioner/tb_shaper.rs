@@ -127,24 +127,26 @@ fn size_exceeds_depth(b: &Bucket, size: u32) -> bool {
     size as u64 > b.depth_bytes()
 }
 
+/// A green packet `i` of `size` bytes offered at `now` (shaper tests).
+#[cfg(test)]
+pub(crate) fn test_held(i: u32, size: u32, now: SimTime) -> Held {
+    Held {
+        id: PktId(i),
+        size,
+        since: now,
+        cont: Cont {
+            chain: super::ChainRef::Egress(0),
+            index: 0,
+        },
+        pre: Color::Green,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_held as held;
     use super::*;
-    use crate::conditioner::ChainRef;
     use crate::time::Duration;
-
-    fn held(i: u32, size: u32, now: SimTime) -> Held {
-        Held {
-            id: PktId(i),
-            size,
-            since: now,
-            cont: Cont {
-                chain: ChainRef::Egress(0),
-                index: 0,
-            },
-            pre: Color::Green,
-        }
-    }
 
     /// Drives the shaper the way the simulation does: offers at the given instants,
     /// releases at each computed wake-up; returns (packet, departure time, size).
