@@ -151,6 +151,7 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ("tsw-window", lambda d: _cond(d, meter=dsim.tsw("1Mbps", "0s")), "conditioner[0].meter.window", "longer than 0s"),
     ("tsw-target", lambda d: _cond(d, meter=dsim.tsw("0Mbps", "1s")), "conditioner[0].meter.target", "greater than 0"),
     ("tsw3-peak", lambda d: _cond(d, meter=dsim.tsw3("2Mbps", "1Mbps", "1s")), "conditioner[0].meter.peak", "at least the committed"),
+    ("tsw-pout", lambda d: _cond(d, meter=dsim.tsw("1Mbps", "1s", pout="avg")), "conditioner[0].meter.pout", "unknown variant `avg`"),
     ("meter-type", lambda d: _cond(d, meter={"type": "leaky", "rate": "1Mbps"}), "conditioner[0].meter.type", "unknown type `leaky`"),
     ("meter-key", lambda d: _cond(d, meter={**dsim.token_bucket("1Mbps", "1KB"), "burst": "1KB"}), "conditioner[0].meter.burst", "unknown field"),
     # actions

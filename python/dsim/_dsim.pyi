@@ -23,6 +23,8 @@ def replay(
     sizes: list[int],
     dscps: list[int],
     flows: list[int],
+    colors: list[int],
+    flow_names: list[str],
     rate: str | None = None,
     seed: int = 1,
 ) -> ArrowTable: ...
@@ -34,3 +36,5 @@ def run_task(
     progress: Any | None = None,
     capture_dir: str | None = None,
 ) -> dict[str, ArrowTable]: ...
+def read_pcap(path: str) -> ArrowTable: ...
+def write_pcap(source: str, out: str, rows: list[int], dscps: list[int], departs_ns: list[int]) -> None: ...

@@ -104,13 +104,13 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("files", nargs="+", help="scenario files (TOML)")
 
-    rp = sub.add_parser("replay", help="run one mechanism over a packet trace (CSV)")
+    rp = sub.add_parser("replay", help="run one mechanism over a packet trace (CSV or pcap)")
     rp.add_argument("config", help="the mechanism's table as in a scenario file (TOML), e.g. type = \"droptail\"")
-    rp.add_argument("trace", help="CSV with columns time (or time_ns), size, and optionally dscp, flow")
+    rp.add_argument("trace", help="pcap capture (IPv4), or CSV with columns time (or time_ns), size, and optionally dscp, flow, color")
     rp.add_argument("--rate", help="link rate a queue discipline feeds, e.g. 10Mbps")
     rp.add_argument("--time-unit", default="ns", choices=("ns", "us", "ms", "s"), help="unit of the trace's time column")
     rp.add_argument("--seed", type=_seed, default=1, help="seed of the mechanism's random draws")
-    rp.add_argument("--out", "-o", type=Path, help="output CSV (default: standard output)")
+    rp.add_argument("--out", "-o", type=Path, help="output CSV, or a .pcap (for a pcap trace: DSCP rewritten, drops removed); default: CSV on standard output")
 
     rep = sub.add_parser("reproduce", help="run the published experiments and compare with the documents")
     rep.add_argument("names", nargs="*", help="experiments or families to run (default: all)")
@@ -343,12 +343,17 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from .replay import read_trace, replay
+    from .replay import is_pcap, read_trace, replay, write_pcap
 
     out = replay(Path(args.config), read_trace(args.trace), rate=args.rate, seed=args.seed, time_unit=args.time_unit)
-    if args.out:
+    dropped = int(out["dropped"].sum())
+    if args.out and is_pcap(args.out):
+        if not is_pcap(args.trace):
+            raise ScenarioError(f"--out {args.out}: a pcap output needs a pcap trace to rewrite", "--out", str(args.out), "pcap in, pcap out")
+        n = write_pcap(args.trace, args.out, out)
+        _console().print(f"{len(out)} packets, {dropped} dropped; {n} written to {args.out}")
+    elif args.out:
         out.to_csv(args.out, index=False)
-        dropped = int(out["dropped"].sum())
         _console().print(f"{len(out)} packets, {dropped} dropped; written to {args.out}")
     else:
         out.to_csv(sys.stdout, index=False)

@@ -2,10 +2,16 @@
 
     out = dsim.replay({"type": "droptail", "limit": "10p"}, trace, rate="10Mbps")
 
+    out = dsim.replay({"type": "srtcm", "cir": "1Mbps", "cbs": "3KB", "ebs": "6KB"}, trace)
+    out = dsim.replay({"meter": {...}, "red": "drop"}, trace)     # a [[conditioner]] table
+
 `trace` is a DataFrame (or any iterable of records) with the arrival time, the size in bytes,
-and optionally the DSCP (name or number; default BE) and a flow id. The result has one row per
-packet: its input columns, the DSCP on the way out, whether and why it was dropped and, for
-queue disciplines, the start and end of its transmission on the link (NaN when dropped).
+and optionally the DSCP (name or number; default BE), a flow label and the colour an
+upstream meter gave the packet (green / yellow / red, for colour-aware meters). The result
+has one row per packet: its input columns, the colour and DSCP on the way out, whether and
+why it was dropped, when it left the mechanism (`depart_ns`: start of transmission for a
+queue, release for a shaper, arrival for a meter) and, for a queue, the end of its
+transmission (`tx_end_ns`); NaN when dropped.
 """
 
 from __future__ import annotations
@@ -80,11 +86,28 @@ def _dscps(df: pd.DataFrame) -> np.ndarray:
     return out
 
 
-def _flows(df: pd.DataFrame) -> tuple[np.ndarray, list[Any] | None]:
+def _flows(df: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     if "flow" not in df.columns:
-        return np.zeros(len(df), dtype=np.uint32), None
+        return np.zeros(len(df), dtype=np.uint32), ["flow"]
     codes, labels = pd.factorize(df["flow"], sort=False)
-    return codes.astype(np.uint32), list(labels)
+    return codes.astype(np.uint32), [str(x) for x in labels]
+
+
+_COLOURS = {"green": 0, "yellow": 1, "red": 2}
+
+
+def _colours(df: pd.DataFrame) -> np.ndarray:
+    out = np.full(len(df), 255, dtype=np.uint8)
+    if "color" not in df.columns:
+        return out
+    for i, v in enumerate(df["color"]):
+        if v is None or (isinstance(v, float) and v != v) or v == "":
+            continue
+        code = _COLOURS.get(str(v).lower())
+        if code is None:
+            raise ScenarioError(f"trace[{i}].color = {v!r}: one of green, yellow, red", f"trace[{i}].color", repr(v), "a colour is green, yellow or red")
+        out[i] = code
+    return out
 
 
 def replay(
@@ -103,31 +126,52 @@ def replay(
     times = _times_ns(df, time_unit)
     sizes = _sizes(df)
     dscps = _dscps(df)
-    flows, _ = _flows(df)
+    flows, flow_names = _flows(df)
+    colours = _colours(df)
     text = _config_text(config)
     try:
         tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"the mechanism configuration is not valid TOML: {e}", "", None, str(e)) from None
-    table = _dsim.replay(text, times.tolist(), sizes.tolist(), dscps.tolist(), flows.tolist(), rate=rate, seed=seed)
+    table = _dsim.replay(text, times.tolist(), sizes.tolist(), dscps.tolist(), flows.tolist(), colours.tolist(), flow_names, rate=rate, seed=seed)
     out = pa.record_batch(table).to_pandas()
     result = df.copy()
     result["time_ns"] = times
     result["dscp_in"] = [_dsim.dscp_name(int(d)) for d in dscps]
     result["dscp_out"] = [_dsim.dscp_name(int(d)) for d in out["dscp_out"]]
+    result["color_out"] = out["color"]
     result["dropped"] = out["dropped"].astype(bool)
     result["drop_cause"] = out["drop_cause"]
-    result["tx_start_ns"] = out["tx_start_ns"]
+    result["depart_ns"] = out["depart_ns"]
     result["tx_end_ns"] = out["tx_end_ns"]
     return result
 
 
+def is_pcap(path: str | os.PathLike[str]) -> bool:
+    return Path(path).suffix.lower() in (".pcap", ".pcapng", ".cap")
+
+
 def read_trace(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Reads a trace file: CSV with columns time or time_ns, size, and optionally dscp, flow."""
-    path = Path(path)
-    if path.suffix.lower() in (".pcap", ".pcapng", ".cap"):
-        raise ScenarioError(f"{path}: pcap traces are not supported yet; use CSV", str(path), None, "pcap not supported yet")
+    """Reads a trace file: a pcap capture (Ethernet, raw IP or Linux cooked; IPv4: size =
+    total length, DSCP from the TOS byte, flow = 5-tuple, time since the first packet in
+    `time_ns`) or a CSV with columns time or time_ns, size, and optionally dscp, flow, color."""
+    if is_pcap(path):
+        df = pa.record_batch(_dsim.read_pcap(os.fspath(path))).to_pandas()
+        df["dscp"] = [_dsim.dscp_name(int(d)) for d in df["dscp"]]
+        return df
     return pd.read_csv(path)
+
+
+def write_pcap(source: str | os.PathLike[str], out: str | os.PathLike[str], result: pd.DataFrame) -> int:
+    """Writes the capture `source` as `result` (a :func:`replay` of it) left it: dropped
+    packets removed, DSCP rewritten, each packet stamped with its departure. Returns the
+    number of packets written."""
+    kept = result[~result["dropped"]]
+    rows = kept.index.to_list()
+    dscps = [_dsim.parse_dscp(str(d), "dscp_out") for d in kept["dscp_out"]]
+    departs = [int(t) for t in kept["depart_ns"]]
+    _dsim.write_pcap(os.fspath(source), os.fspath(out), rows, dscps, departs)
+    return len(rows)
 
 
 kinds = _dsim.replay_kinds

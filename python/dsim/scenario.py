@@ -359,9 +359,11 @@ def token_bucket(rate: str, depth: str) -> dict[str, Any]:
     return {"type": "token_bucket", "rate": rate, "depth": depth}
 
 
-def tsw(target: str, window: str) -> dict[str, Any]:
-    """Seed 002's time sliding window estimator with probabilistic OUT marking."""
-    return {"type": "tsw", "target": target, "window": window}
+def tsw(target: str, window: str, pout: str | None = None) -> dict[str, Any]:
+    """Time sliding window estimator with probabilistic OUT marking; `pout` = "target"
+    (seed 002, default: Pout = (avg - target) / target) or "avg_rate" (Clark and Fang,
+    seed 001: Pout = (avg - target) / avg)."""
+    return _drop_none({"type": "tsw", "target": target, "window": window, "pout": pout})
 
 
 def tsw3(committed: str, peak: str, window: str) -> dict[str, Any]:

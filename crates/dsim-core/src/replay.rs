@@ -2,23 +2,37 @@
 //!
 //! "What would this queue do to my traffic?" A queue discipline is driven the way an egress
 //! port drives it: packets arrive at their trace times, the link serializes one packet at a
-//! time at `rate`, and the discipline decides admission and service order. Each packet of
-//! the trace gets one outcome row: dropped (and why) or the start and end of its
-//! transmission. When an arrival and the end of a transmission fall on the same
-//! nanosecond, the transmission ends first (the queue has room again when the packet
-//! arrives), which is the textbook convention for D/D/1.
+//! time at `rate`, and the discipline decides admission and service order. When an arrival
+//! and the end of a transmission fall on the same nanosecond, the transmission ends first
+//! (the queue has room again when the packet arrives), the textbook convention for D/D/1.
 //!
-//! The mechanism is configured with the same table a scenario file uses (`{ type =
-//! "droptail", limit = "10p" }`), so a configuration tried here can be pasted into a
-//! scenario unchanged.
+//! "What would this srTCM do to my traffic?" A conditioner (a meter alone, or a whole
+//! `[[conditioner]]` block: match, shaper, meter, actions per colour, or an EF policer)
+//! is driven the way a chain drives it: each packet runs through it at its arrival time;
+//! a shaper holds packets and releases them later (a release due at an arrival's
+//! nanosecond happens first). Per-flow blocks keep one state per flow of the trace.
+//!
+//! Each packet of the trace gets one outcome: its colour and codepoint on the way out,
+//! whether and why it was dropped, when it left the mechanism (start of transmission for a
+//! queue, release for a shaper, arrival otherwise) and, for a queue, when its transmission
+//! ended. The mechanism is configured with the same table a scenario file uses (`{ type =
+//! "droptail", limit = "10p" }`, `{ type = "srtcm", ... }`, a `[[conditioner]]` table
+//! without its placement), so a configuration tried here pastes into a scenario unchanged.
 
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use crate::conditioner::{BlockDef, ChainRef, Conditioners, Cont, InstId, Outcome as ChainOutcome};
 use crate::engine::rng::{Rng, stream};
-use crate::packet::{Dscp, Packet, PacketArena, PktId};
+use crate::packet::{Color, Dscp, Packet, PacketArena, PktId};
 use crate::scenario::build::build_qdisc;
+use crate::scenario::build_af::{BlockParts, FlowRef, block_parts, block_states};
 use crate::scenario::schema::QueueSpec;
+use crate::scenario::schema_af::{ConditionerSpec, MeterSpec};
 use crate::scenario::{KeyPath, ScenarioError};
 use crate::sched::{Qdisc, QueueCtx, Verdict};
 use crate::stats::DropCause;
+use crate::stats::Window;
 use crate::time::{Rate, SimTime};
 
 /// One packet of a trace.
@@ -28,16 +42,22 @@ pub struct Arrival {
     /// IP datagram size in bytes.
     pub size: u32,
     pub dscp: Dscp,
+    /// Index into the trace's flow names.
     pub flow: u32,
+    /// The colour an upstream meter gave it (for colour-aware meters).
+    pub color: Option<Color>,
 }
 
 /// What the mechanism did with one packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Outcome {
     pub dscp: Dscp,
+    pub color: Option<Color>,
     pub dropped: Option<DropCause>,
-    /// Start and end of transmission on the link (queue disciplines only).
-    pub tx_start: Option<SimTime>,
+    /// When it left the mechanism: start of transmission (queue), release (shaper),
+    /// arrival (meter, marker, policer).
+    pub depart: Option<SimTime>,
+    /// End of transmission on the link (queue disciplines only).
     pub tx_end: Option<SimTime>,
 }
 
@@ -46,15 +66,35 @@ pub struct Outcome {
 pub enum Mechanism {
     /// A queue discipline in front of a link of `rate`.
     Queue { spec: QueueSpec, rate: Rate },
+    /// A conditioning block (its placement keys left out).
+    Conditioner(Box<ConditionerSpec>),
 }
 
-/// Which table kinds replay accepts, by their `type`.
+/// Which tables replay accepts: queue disciplines and meters by their `type`, and
+/// `[[conditioner]]` tables (no `type`).
 pub fn kinds() -> Vec<&'static str> {
-    QueueSpec::TAGS.to_vec()
+    let mut k = QueueSpec::TAGS.to_vec();
+    k.extend_from_slice(MeterSpec::TAGS);
+    k.push("conditioner");
+    k
 }
+
+/// Where a replayed conditioner is said to sit (its placement does not matter).
+const PLACE: &str = "at = \"replay\"\n";
 
 /// Reads a mechanism from its scenario table (TOML text), with `rate` for queue disciplines.
 pub fn mechanism_from_toml(text: &str, rate: Option<Rate>) -> Result<Mechanism, ScenarioError> {
+    parse_mechanism(text, rate).map_err(|mut e| {
+        if e.line.is_none() {
+            let (line, value) = crate::scenario::error::locate(text, &e.path);
+            e.line = line;
+            e.value = value.or(e.value);
+        }
+        e
+    })
+}
+
+fn parse_mechanism(text: &str, rate: Option<Rate>) -> Result<Mechanism, ScenarioError> {
     let root = KeyPath::root();
     let table: toml::Table = toml::from_str(text)
         .map_err(|e| ScenarioError::new(root.clone(), None, format!("not valid TOML: {}", e.message())))?;
@@ -67,14 +107,15 @@ pub fn mechanism_from_toml(text: &str, rate: Option<Rate>) -> Result<Mechanism, 
                 "a mechanism type is a string",
             ));
         }
-        None => {
-            return Err(ScenarioError::new(
-                root.key("type"),
-                None,
-                format!("missing key `type` (one of {})", kinds().join(", ")),
-            ));
-        }
+        None => return conditioner_from_toml(text, &table),
     };
+    if MeterSpec::TAGS.contains(&kind.as_str()) {
+        let meter: MeterSpec = crate::scenario::deserialize_value(text)?;
+        let mut spec: ConditionerSpec = crate::scenario::deserialize_value(PLACE)?;
+        spec.meter = Some(meter);
+        check_conditioner(&spec)?;
+        return Ok(Mechanism::Conditioner(Box::new(spec)));
+    }
     if QueueSpec::TAGS.contains(&kind.as_str()) {
         let spec: QueueSpec = crate::scenario::deserialize_value(text)?;
         let Some(rate) = rate else {
@@ -99,6 +140,85 @@ pub fn mechanism_from_toml(text: &str, rate: Option<Rate>) -> Result<Mechanism, 
         Some(format!("\"{kind}\"")),
         format!("replay knows no mechanism of this type; known: {}", kinds().join(", ")),
     ))
+}
+
+/// A `[[conditioner]]` table without `type`: a whole block. Placement keys do not apply.
+fn conditioner_from_toml(text: &str, table: &toml::Table) -> Result<Mechanism, ScenarioError> {
+    for key in ["at", "side", "interface"] {
+        if table.contains_key(key) {
+            return Err(ScenarioError::new(
+                KeyPath::root().key(key),
+                table.get(key).map(|v| v.to_string()),
+                "a replayed conditioner has no placement: leave at, side and interface out",
+            ));
+        }
+    }
+    if !["meter", "shaper", "ef_policer"].iter().any(|k| table.contains_key(*k)) {
+        return Err(ScenarioError::new(
+            KeyPath::root().key("type"),
+            None,
+            format!(
+                "missing key `type` (one of {}), or a conditioner table with a meter, shaper or ef_policer",
+                kinds().join(", ")
+            ),
+        ));
+    }
+    // Parse with a placement line on top, then report lines of the text as given.
+    let spec: ConditionerSpec = crate::scenario::deserialize_value(&format!("{PLACE}{text}")).map_err(|mut e| {
+        e.line = e.line.map(|l| l.saturating_sub(1)).filter(|l| *l > 0);
+        e
+    })?;
+    check_conditioner(&spec)?;
+    Ok(Mechanism::Conditioner(Box::new(spec)))
+}
+
+/// Builds the conditioner's parts once, for the errors they may raise; flow names are
+/// checked when the trace (which names the flows) is replayed.
+fn check_conditioner(spec: &ConditionerSpec) -> Result<(), ScenarioError> {
+    let mut probe = spec.clone();
+    probe.matcher.flow.clear();
+    conditioner_block(&probe, &[], 0).map(|_| ())
+}
+
+/// The block and its states, the trace's flows standing for the scenario's.
+fn conditioner_block(spec: &ConditionerSpec, flows: &[String], seed: u64) -> Result<Conditioners, ScenarioError> {
+    let root = KeyPath::root();
+    for (key, list) in [("src", &spec.matcher.src), ("dst", &spec.matcher.dst)] {
+        if !list.is_empty() {
+            return Err(ScenarioError::new(
+                root.key("match").key(key),
+                None,
+                "a trace has no nodes: match by flow or dscp",
+            ));
+        }
+    }
+    let refs: Vec<FlowRef> = flows
+        .iter()
+        .map(|f| FlowRef {
+            name: f,
+            group: f,
+            src: 0,
+            dst: 1,
+        })
+        .collect();
+    let name = spec.name.clone().unwrap_or_else(|| "replay".into());
+    let parts = block_parts(spec, &name, &HashMap::new(), &refs, None, &root)?;
+    let per_flow = spec.per_flow && !refs.is_empty();
+    let (instances, members) = block_states(per_flow, &name, &parts, &refs, seed, &root)?;
+    let BlockParts { matcher, actions, .. } = parts;
+    let mut c = Conditioners::new(1);
+    c.add_block(
+        BlockDef {
+            name,
+            node: 0,
+            matcher,
+            actions,
+        },
+        instances,
+        members,
+        &[ChainRef::Egress(0)],
+    );
+    Ok(c)
 }
 
 /// Checks a trace before replaying it: times must not decrease, sizes must be positive.
@@ -128,11 +248,135 @@ pub fn check_trace(arrivals: &[Arrival]) -> Result<(), ScenarioError> {
 }
 
 /// Replays `arrivals` (in time order) through `mechanism`, one outcome per arrival.
-pub fn replay(mechanism: &Mechanism, arrivals: &[Arrival], seed: u64) -> Result<Vec<Outcome>, ScenarioError> {
+/// `flows` names the trace's flows (`Arrival::flow` indexes it), for conditioners that
+/// match flows by name or keep per-flow states.
+pub fn replay(
+    mechanism: &Mechanism,
+    arrivals: &[Arrival],
+    flows: &[String],
+    seed: u64,
+) -> Result<Vec<Outcome>, ScenarioError> {
     check_trace(arrivals)?;
+    if let Some((i, a)) = arrivals
+        .iter()
+        .enumerate()
+        .find(|(_, a)| a.flow as usize >= flows.len().max(1))
+    {
+        return Err(ScenarioError::new(
+            KeyPath::root().key("trace").index(i).key("flow"),
+            Some(a.flow.to_string()),
+            format!("the trace names {} flows", flows.len()),
+        ));
+    }
     match mechanism {
         Mechanism::Queue { spec, rate } => replay_queue(spec, *rate, arrivals, seed),
+        Mechanism::Conditioner(spec) => replay_conditioner(spec, arrivals, flows, seed),
     }
+}
+
+fn replay_conditioner(
+    spec: &ConditionerSpec,
+    arrivals: &[Arrival],
+    flows: &[String],
+    seed: u64,
+) -> Result<Vec<Outcome>, ScenarioError> {
+    let mut conds = conditioner_block(spec, flows, seed)?;
+    let start = Cont {
+        chain: ChainRef::Egress(0),
+        index: 0,
+    };
+    let always = Window {
+        start: SimTime::ZERO,
+        end: SimTime::MAX,
+    };
+    let mut pkts = PacketArena::with_capacity(256);
+    let mut out: Vec<Outcome> = arrivals
+        .iter()
+        .map(|a| Outcome {
+            dscp: a.dscp,
+            color: a.color,
+            ..Default::default()
+        })
+        .collect();
+    // Shaper wake-ups: (time, instance), earliest first.
+    let mut wakes: BinaryHeap<Reverse<(SimTime, InstId)>> = BinaryHeap::new();
+    let settle = |outcome: ChainOutcome,
+                  id: PktId,
+                  now: SimTime,
+                  pkts: &mut PacketArena,
+                  out: &mut [Outcome],
+                  wakes: &mut BinaryHeap<Reverse<(SimTime, InstId)>>,
+                  conds: &mut Conditioners| {
+        let i = pkts[id].index as usize;
+        match outcome {
+            ChainOutcome::Pass => {
+                out[i].depart = Some(now);
+                (out[i].dscp, out[i].color) = (pkts[id].dscp, pkts[id].color);
+                pkts.free(id);
+            }
+            ChainOutcome::Drop { cause, .. } => {
+                out[i].dropped = Some(cause);
+                (out[i].dscp, out[i].color) = (pkts[id].dscp, pkts[id].color);
+                pkts.free(id);
+            }
+            ChainOutcome::Held { inst, wake } => {
+                if let Some(t) = wake {
+                    if conds.arm(inst, t) {
+                        wakes.push(Reverse((t, inst)));
+                    }
+                }
+            }
+        }
+    };
+    let mut next = 0;
+    loop {
+        let now = match (
+            arrivals.get(next).map(|a| a.time),
+            wakes.peek().map(|Reverse((t, _))| *t),
+        ) {
+            (None, None) => break,
+            (Some(a), Some(w)) => a.min(w),
+            (Some(a), None) => a,
+            (None, Some(w)) => w,
+        };
+        while let Some(&Reverse((t, inst))) = wakes.peek() {
+            if t != now {
+                break;
+            }
+            wakes.pop();
+            if !conds.fire(inst, now) {
+                continue;
+            }
+            while let Some((id, cont)) = conds.release(inst, now, &always) {
+                let o = conds.run(cont, true, id, &mut pkts, now, &always);
+                settle(o, id, now, &mut pkts, &mut out, &mut wakes, &mut conds);
+            }
+            if let Some(t) = conds.next_release(inst, now) {
+                if conds.arm(inst, t) {
+                    wakes.push(Reverse((t, inst)));
+                }
+            }
+        }
+        while next < arrivals.len() && arrivals[next].time == now {
+            let a = arrivals[next];
+            let id = pkts.alloc(Packet {
+                flow: a.flow,
+                src: 0,
+                dst: 1,
+                size: a.size,
+                dscp: a.dscp,
+                color: a.color,
+                index: next as u64,
+                sent_at: now,
+                enqueued_at: now,
+                ..Default::default()
+            });
+            let o = conds.run(start, false, id, &mut pkts, now, &always);
+            settle(o, id, now, &mut pkts, &mut out, &mut wakes, &mut conds);
+            next += 1;
+        }
+    }
+    Ok(out)
 }
 
 fn replay_queue(spec: &QueueSpec, rate: Rate, arrivals: &[Arrival], seed: u64) -> Result<Vec<Outcome>, ScenarioError> {
@@ -238,7 +482,7 @@ fn start_next(
     if let Some(id) = qdisc.dequeue(&mut ctx) {
         let end = now + rate.tx_time(pkts[id].size as u64);
         let o = &mut out[pkts[id].index as usize];
-        o.tx_start = Some(now);
+        o.depart = Some(now);
         o.tx_end = Some(end);
         o.dscp = pkts[id].dscp;
         *on_wire = Some((id, end));
@@ -267,6 +511,7 @@ mod tests {
                 size,
                 dscp: Dscp::BE,
                 flow: 0,
+                color: None,
             })
             .collect()
     }
@@ -283,9 +528,9 @@ mod tests {
     fn dd1_departures_are_back_to_back_or_on_arrival() {
         // 1000 B at 8 Mbit/s: 1 ms each. Arrivals every 1 ms: each starts on arrival (the
         // previous one ends at the same nanosecond), so no packet ever waits.
-        let out = replay(&fifo("10p", "8Mbps"), &trace(&[0, 1000, 2000, 3000], 1000), 1).unwrap();
+        let out = replay(&fifo("10p", "8Mbps"), &trace(&[0, 1000, 2000, 3000], 1000), &[], 1).unwrap();
         for (i, o) in out.iter().enumerate() {
-            assert_eq!(o.tx_start, Some(SimTime(i as u64 * 1_000_000)));
+            assert_eq!(o.depart, Some(SimTime(i as u64 * 1_000_000)));
             assert_eq!(o.tx_end, Some(SimTime(i as u64 * 1_000_000) + Duration::from_millis(1)));
             assert_eq!(o.dropped, None);
         }
@@ -297,22 +542,176 @@ mod tests {
         // goes straight onto the wire, the next two wait (start 1 ms and 2 ms), the last two
         // find the queue full. A sixth at 2.5 ms finds one place (the third left at 2 ms):
         // it starts when the third ends, at 3 ms.
-        let out = replay(&fifo("2p", "8Mbps"), &trace(&[0, 0, 0, 0, 0, 2500], 1000), 1).unwrap();
-        let starts: Vec<Option<u64>> = out.iter().map(|o| o.tx_start.map(|t| t.0 / 1_000_000)).collect();
+        let out = replay(&fifo("2p", "8Mbps"), &trace(&[0, 0, 0, 0, 0, 2500], 1000), &[], 1).unwrap();
+        let starts: Vec<Option<u64>> = out.iter().map(|o| o.depart.map(|t| t.0 / 1_000_000)).collect();
         assert_eq!(starts, vec![Some(0), Some(1), Some(2), None, None, Some(3)]);
         assert_eq!(out[3].dropped, Some(DropCause::Overflow));
         assert_eq!(out[4].dropped, Some(DropCause::Overflow));
     }
 
+    fn at(t_ms: u64, size: u32, color: Option<Color>) -> Arrival {
+        Arrival {
+            time: SimTime(t_ms * 1_000_000),
+            size,
+            dscp: Dscp::BE,
+            flow: 0,
+            color,
+        }
+    }
+
+    fn colours(config: &str, trace: &[Arrival]) -> Vec<Option<Color>> {
+        let m = mechanism_from_toml(config, None).unwrap();
+        replay(&m, trace, &["f".into()], 1)
+            .unwrap()
+            .iter()
+            .map(|o| o.color)
+            .collect()
+    }
+
+    use Color::{Green as G, Red as R, Yellow as Y};
+
+    #[test]
+    fn srtcm_colour_blind_by_hand() {
+        // RFC 2697, CIR 1000 B/s, CBS 1500 B, EBS 1000 B, both buckets full at 0.
+        // 0 s 1000 B: Tc 1500 -> green, Tc 500.  0 s 1000 B: Te 1000 -> yellow, Te 0.
+        // 0 s 600 B: red.  0.5 s 1000 B: Tc 1000 -> green, Tc 0.  1 s 500 B: green, Tc 0.
+        // 3 s 1200 B: 2000 B of tokens fill Tc (1500) and spill 500 into Te: green, Tc 300.
+        // 3 s 400 B: Te 500 -> yellow, Te 100.  3.1 s 200 B: Tc 400 -> green, Tc 200.
+        // 3.1 s 2000 B (more than CBS and EBS): red.
+        let cfg = "type = \"srtcm\"\ncir = \"8kbps\"\ncbs = \"1500B\"\nebs = \"1000B\"\n";
+        let t = [
+            at(0, 1000, None),
+            at(0, 1000, None),
+            at(0, 600, None),
+            at(500, 1000, None),
+            at(1000, 500, None),
+            at(3000, 1200, None),
+            at(3000, 400, None),
+            at(3100, 200, None),
+            at(3100, 2000, None),
+        ];
+        let want = [G, Y, R, G, G, G, Y, G, R].map(Some);
+        assert_eq!(colours(cfg, &t), want);
+    }
+
+    #[test]
+    fn srtcm_colour_aware_by_hand() {
+        // Same buckets. A yellow packet may take only Te: yellow, Te 0; a green one takes Tc:
+        // green, Tc 500; a red one stays red and takes nothing; green 400 B: Tc -> 100.
+        let cfg = "type = \"srtcm\"\ncir = \"8kbps\"\ncbs = \"1500B\"\nebs = \"1000B\"\nmode = \"aware\"\n";
+        let t = [
+            at(0, 1000, Some(Y)),
+            at(0, 1000, Some(G)),
+            at(0, 400, Some(R)),
+            at(0, 400, Some(G)),
+        ];
+        assert_eq!(colours(cfg, &t), [Y, G, R, G].map(Some));
+    }
+
+    #[test]
+    fn trtcm_colour_blind_by_hand() {
+        // RFC 2698, CIR 1000 B/s CBS 1000 B, PIR 2000 B/s PBS 2000 B, full at 0.
+        // 0 s 800: Tp 2000, Tc 1000 -> green; Tp 1200, Tc 200.  0 s 800: Tc short -> yellow,
+        // Tp 400.  0 s 800: Tp short -> red.  0.5 s 600: Tp 1400, Tc 700 -> green; Tp 800,
+        // Tc 100.  0.5 s 900: Tp 800 short -> red.  1 s 900: Tp 1800, Tc 600 -> yellow,
+        // Tp 900.  5 s 2500 (more than PBS): red.
+        let cfg = "type = \"trtcm\"\ncir = \"8kbps\"\ncbs = \"1000B\"\npir = \"16kbps\"\npbs = \"2000B\"\n";
+        let t = [
+            at(0, 800, None),
+            at(0, 800, None),
+            at(0, 800, None),
+            at(500, 600, None),
+            at(500, 900, None),
+            at(1000, 900, None),
+            at(5000, 2500, None),
+        ];
+        assert_eq!(colours(cfg, &t), [G, Y, R, G, R, Y, R].map(Some));
+    }
+
+    #[test]
+    fn a_policer_drops_and_a_shaper_delays() {
+        // Token bucket 1000 B/s, 1500 B deep, red dropped: 1000 B at 0 (green, 500 left), 1000 B
+        // at 0 (red: dropped), 1000 B at 0.5 s (1000 B of tokens: green).
+        let pol = mechanism_from_toml(
+            "meter = { type = \"token_bucket\", rate = \"8kbps\", depth = \"1500B\" }\nred = \"drop\"\n",
+            None,
+        )
+        .unwrap();
+        let out = replay(
+            &pol,
+            &[at(0, 1000, None), at(0, 1000, None), at(500, 1000, None)],
+            &["f".into()],
+            1,
+        )
+        .unwrap();
+        let dropped: Vec<_> = out.iter().map(|o| o.dropped).collect();
+        assert_eq!(dropped, [None, Some(DropCause::Policer), None]);
+        // Shaper 1000 B/s, 1000 B deep, 2 packets of buffer: four 1000 B packets at 0 leave
+        // at 0 (bucket full), 1 s and 2 s; the fourth finds the buffer full.
+        let sh = mechanism_from_toml(
+            "shaper = { type = \"token_bucket\", rate = \"8kbps\", depth = \"1000B\", limit = \"2p\" }\n",
+            None,
+        )
+        .unwrap();
+        let out = replay(&sh, &[at(0, 1000, None); 4], &["f".into()], 1).unwrap();
+        let departs: Vec<_> = out.iter().map(|o| o.depart.map(|t| t.0 / 1_000_000)).collect();
+        assert_eq!(departs, [Some(0), Some(1000), Some(2000), None]);
+        assert_eq!(out[3].dropped, Some(DropCause::ShaperOverflow));
+    }
+
+    #[test]
+    fn rate_adaptive_shapers_replay_the_hand_computed_burst() {
+        // conditioner/ras.rs srras_releases_a_burst_by_hand and
+        // g_srras_releases_at_min_t1_t2_by_hand: srRAS CIR 1000 B/s, MIR 3000 B/s, CIR_th
+        // 2000 B, MIR_th 4000 B, buffer 6000 B, K 1000 s (EAR negligible); five 1000 B
+        // packets at 0 and one at 4 s. The srRAS releases them at 1/3 s, 2/3 s, 7/6 s,
+        // 13/6 s, 19/6 s and 25/6 s (ns rounded up); the G-srRAS in front of an srTCM (CIR
+        // 1000 B/s, CBS 1500 B, EBS 3000 B) at min(T1, T2): 0, 1/3 s (yellow), 0.5 s, 1.5 s,
+        // 2.5 s, 4 s.
+        let ras = "cir = \"8kbps\", mir = \"24kbps\", cir_th = \"2000B\", mir_th = \"4000B\", buffer = \"6000B\", k = \"1000s\"";
+        let meter = "meter = { type = \"srtcm\", cir = \"8kbps\", cbs = \"1500B\", ebs = \"3000B\" }\n";
+        let mut burst = vec![at(0, 1000, None); 5];
+        burst.push(at(4000, 1000, None));
+        let run = |cfg: String| replay(&mechanism_from_toml(&cfg, None).unwrap(), &burst, &["f".into()], 1).unwrap();
+        let out = run(format!("shaper = {{ type = \"srras\", {ras} }}\n{meter}"));
+        let departs: Vec<_> = out.iter().map(|o| o.depart.unwrap().0).collect();
+        assert_eq!(
+            departs,
+            [
+                333_333_334,
+                666_666_668,
+                1_166_666_668,
+                2_166_666_668,
+                3_166_666_668,
+                4_166_666_668
+            ]
+        );
+        let out = run(format!("shaper = {{ type = \"g_srras\", {ras} }}\n{meter}"));
+        let departs: Vec<_> = out.iter().map(|o| o.depart.unwrap().0).collect();
+        assert_eq!(
+            departs,
+            [0, 333_333_334, 500_000_000, 1_500_000_000, 2_500_000_000, 4_000_000_000]
+        );
+        let colours: Vec<_> = out.iter().map(|o| o.color).collect();
+        assert_eq!(colours, [G, Y, G, G, G, G].map(Some));
+        // Without a link there is no line rate for the MIR to default to.
+        let e = mechanism_from_toml(
+            "shaper = { type = \"trras\", cir = \"8kbps\", pir = \"16kbps\", cir_th = \"1KB\", pir_th = \"2KB\", mir_th = \"3KB\", buffer = \"4KB\", k = \"1s\" }",
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(e.path.to_string(), "shaper.mir");
+    }
+
     #[test]
     fn bad_traces_and_configs_are_refused() {
         let mut t = trace(&[0, 10, 5], 100);
-        let e = replay(&fifo("2p", "8Mbps"), &t, 1).unwrap_err();
+        let e = replay(&fifo("2p", "8Mbps"), &t, &[], 1).unwrap_err();
         assert_eq!(e.path.to_string(), "trace[2].time");
         t = trace(&[0, 10], 100);
         t[1].size = 0;
         assert_eq!(
-            replay(&fifo("2p", "8Mbps"), &t, 1).unwrap_err().path.to_string(),
+            replay(&fifo("2p", "8Mbps"), &t, &[], 1).unwrap_err().path.to_string(),
             "trace[1].size"
         );
         let e = mechanism_from_toml("type = \"droptail\"\nlimit = \"2\"", Some(Rate(1))).unwrap_err();
@@ -321,5 +720,17 @@ mod tests {
         assert_eq!(e.path.to_string(), "rate");
         let e = mechanism_from_toml("type = \"wfq\"", None).unwrap_err();
         assert!(e.rule.contains("replay knows no mechanism"), "{e}");
+        let e = mechanism_from_toml(
+            "at = \"R1\"\nmeter = { type = \"tsw\", target = \"1Mbps\", window = \"1s\" }",
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(e.path.to_string(), "at");
+        let e = mechanism_from_toml(
+            "meter = { type = \"srtcm\", cir = \"1Mbps\", cbs = \"0B\", ebs = \"0B\" }",
+            None,
+        )
+        .unwrap_err();
+        assert_eq!((e.path.to_string(), e.line), ("meter.cbs".to_string(), Some(1)));
     }
 }

@@ -119,9 +119,11 @@ fn replay_kinds() -> Vec<&'static str> {
 }
 
 /// Replays a trace (columns as lists) through the mechanism configured by `config` (TOML
-/// text of its scenario table); returns one row per packet.
+/// text of its scenario table); returns one row per packet. `colors` holds each packet's
+/// incoming colour (0 green, 1 yellow, 2 red, 255 none); `flow_names` names the flows
+/// `flows` indexes.
 #[pyfunction]
-#[pyo3(signature = (config, times_ns, sizes, dscps, flows, rate=None, seed=1))]
+#[pyo3(signature = (config, times_ns, sizes, dscps, flows, colors, flow_names, rate=None, seed=1))]
 #[allow(clippy::too_many_arguments)]
 fn replay(
     py: Python<'_>,
@@ -130,49 +132,53 @@ fn replay(
     sizes: Vec<u64>,
     dscps: Vec<u8>,
     flows: Vec<u32>,
+    colors: Vec<u8>,
+    flow_names: Vec<String>,
     rate: Option<&str>,
     seed: u64,
 ) -> PyResult<ArrowTable> {
+    use dsim_core::packet::{Color, Dscp};
     use dsim_core::replay::{Arrival, mechanism_from_toml};
     use dsim_core::results::{Column, Table};
     use dsim_core::time::{Rate, SimTime};
-    let rate = match rate {
-        Some(r) => Some(Rate::parse(r).map_err(|e| {
-            scenario_error(
-                py,
-                &ScenarioError::new(scenario::KeyPath::root().key("rate"), Some(format!("\"{r}\"")), e.0),
-            )
-        })?),
-        None => None,
-    };
+    let root = scenario::KeyPath::root();
+    let rate =
+        match rate {
+            Some(r) => Some(Rate::parse(r).map_err(|e| {
+                scenario_error(py, &ScenarioError::new(root.key("rate"), Some(format!("\"{r}\"")), e.0))
+            })?),
+            None => None,
+        };
     let n = times_ns.len();
-    if sizes.len() != n || dscps.len() != n || flows.len() != n {
+    if [sizes.len(), dscps.len(), flows.len(), colors.len()]
+        .iter()
+        .any(|&l| l != n)
+    {
         return Err(pyo3::exceptions::PyValueError::new_err(
-            "times, sizes, dscps and flows must have the same length",
+            "the trace's columns must have the same length",
         ));
     }
     let mut arrivals = Vec::with_capacity(n);
     for i in 0..n {
         let size = u32::try_from(sizes[i]).map_err(|_| {
+            let path = root.key("trace").index(i).key("size");
             scenario_error(
                 py,
-                &ScenarioError::new(
-                    scenario::KeyPath::root().key("trace").index(i).key("size"),
-                    Some(sizes[i].to_string()),
-                    "a packet is at most 4 GB",
-                ),
+                &ScenarioError::new(path, Some(sizes[i].to_string()), "a packet is at most 4 GB"),
             )
         })?;
+        let color = Color::ALL.get(colors[i] as usize).copied();
         arrivals.push(Arrival {
             time: SimTime(times_ns[i]),
             size,
-            dscp: dsim_core::packet::Dscp(dscps[i]),
+            dscp: Dscp(dscps[i]),
             flow: flows[i],
+            color,
         });
     }
     let outcomes = guarded(py, "replaying the trace", || {
         let mech = mechanism_from_toml(config, rate)?;
-        dsim_core::replay::replay(&mech, &arrivals, seed)
+        dsim_core::replay::replay(&mech, &arrivals, &flow_names, seed)
     })?;
     let ns = |t: Option<SimTime>| t.map_or(f64::NAN, |t| t.0 as f64);
     let table = Table {
@@ -180,6 +186,15 @@ fn replay(
             (
                 "dscp_out".into(),
                 Column::U64(outcomes.iter().map(|o| o.dscp.0 as u64).collect()),
+            ),
+            (
+                "color".into(),
+                Column::Str(
+                    outcomes
+                        .iter()
+                        .map(|o| o.color.map_or("", |c| c.name()).to_string())
+                        .collect(),
+                ),
             ),
             (
                 "dropped".into(),
@@ -190,13 +205,13 @@ fn replay(
                 Column::Str(
                     outcomes
                         .iter()
-                        .map(|o| o.dropped.map_or(String::new(), |c| c.name().to_string()))
+                        .map(|o| o.dropped.map_or("", |c| c.name()).to_string())
                         .collect(),
                 ),
             ),
             (
-                "tx_start_ns".into(),
-                Column::F64(outcomes.iter().map(|o| ns(o.tx_start)).collect()),
+                "depart_ns".into(),
+                Column::F64(outcomes.iter().map(|o| ns(o.depart)).collect()),
             ),
             (
                 "tx_end_ns".into(),
@@ -205,6 +220,65 @@ fn replay(
         ],
     };
     ArrowTable::from_table(&table).map_err(|e| simulation_error(py, e))
+}
+
+fn io_error(py: Python<'_>, path: &std::path::Path, e: std::io::Error) -> PyErr {
+    scenario_error(
+        py,
+        &ScenarioError::new(scenario::KeyPath::root(), None, format!("{}: {e}", path.display())),
+    )
+}
+
+/// Reads a pcap capture as a trace: arrival time (ns after the first packet), IPv4 total
+/// length, DSCP and 5-tuple flow label of every record.
+#[pyfunction]
+fn read_pcap(py: Python<'_>, path: std::path::PathBuf) -> PyResult<ArrowTable> {
+    use dsim_core::results::{Column, Table};
+    let t = dsim_core::trace::PcapTrace::read(&path).map_err(|e| io_error(py, &path, e))?;
+    let n = t.records.len();
+    let table = Table {
+        columns: vec![
+            ("time_ns".into(), Column::U64((0..n).map(|i| t.arrival(i).0).collect())),
+            (
+                "size".into(),
+                Column::U64(t.records.iter().map(|r| r.size as u64).collect()),
+            ),
+            (
+                "dscp".into(),
+                Column::U64(t.records.iter().map(|r| r.dscp.0 as u64).collect()),
+            ),
+            (
+                "flow".into(),
+                Column::Str(t.records.iter().map(|r| r.flow.clone()).collect()),
+            ),
+        ],
+    };
+    ArrowTable::from_table(&table).map_err(|e| simulation_error(py, e))
+}
+
+/// Writes the records `rows` of the capture `source` to `out` with their new DSCP and
+/// departure time (ns after the first packet), in departure order; the others are left out.
+#[pyfunction]
+fn write_pcap(
+    py: Python<'_>,
+    source: std::path::PathBuf,
+    out: std::path::PathBuf,
+    rows: Vec<usize>,
+    dscps: Vec<u8>,
+    departs_ns: Vec<u64>,
+) -> PyResult<()> {
+    use dsim_core::packet::Dscp;
+    use dsim_core::time::SimTime;
+    let t = dsim_core::trace::PcapTrace::read(&source).map_err(|e| io_error(py, &source, e))?;
+    if rows.len() != dscps.len() || rows.len() != departs_ns.len() || rows.iter().any(|&r| r >= t.records.len()) {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "rows, dscps and departs_ns must match the capture",
+        ));
+    }
+    let kept: Vec<_> = (0..rows.len())
+        .map(|k| (rows[k], Dscp(dscps[k] & 63), SimTime(departs_ns[k])))
+        .collect();
+    t.write_rewritten(&out, &kept).map_err(|e| io_error(py, &out, e))
 }
 
 /// The seed of the task with coordinates `coords` under the base seed `base`:
@@ -275,6 +349,8 @@ fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dscp_name, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(replay_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(read_pcap, m)?)?;
+    m.add_function(wrap_pyfunction!(write_pcap, m)?)?;
 
     m.add_function(wrap_pyfunction!(run_task, m)?)?;
     m.add_function(wrap_pyfunction!(derive_seed, m)?)?;

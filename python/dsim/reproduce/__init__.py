@@ -15,6 +15,8 @@ from .framework import Check, Context, Experiment, Outcome, experiment, registry
 from .report import Report
 
 # Families register on import.
+from . import af_tcp_udp  # noqa: E402,F401
+from . import assured  # noqa: E402,F401
 from . import queueing  # noqa: E402,F401
 from . import ras  # noqa: E402,F401
 

@@ -45,7 +45,7 @@ pub use srtcm::{ColorMode, Srtcm};
 pub use tb_shaper::{Held, Offer, TbShaper};
 pub use token_bucket::{Bucket, TokenBucket};
 pub use trtcm::Trtcm;
-pub use tsw::{Tsw, Tsw3};
+pub use tsw::{PoutDivisor, Tsw, Tsw3};
 
 use crate::engine::rng::Rng;
 use crate::packet::{Color, Direction, FlowId, NodeId, Packet, PacketArena, PktId, PortId};

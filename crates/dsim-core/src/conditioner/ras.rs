@@ -150,9 +150,9 @@ impl RasConfig {
     }
 
     /// Checks the relations of section 2.2 / 2.4 for a shaper whose output link runs at
-    /// `line_rate`: CIR > 0, CIR <= [PIR <=] MIR <= line rate, CIR_th <= [PIR_th <=]
-    /// MIR_th <= buffer size, buffer > 0, K > 0.
-    pub fn check(&self, line_rate: Rate) -> Result<(), ConfigError> {
+    /// `line_rate` (None: no link, trace replay): CIR > 0, CIR <= [PIR <=] MIR <= line
+    /// rate, CIR_th <= [PIR_th <=] MIR_th <= buffer size, buffer > 0, K > 0.
+    pub fn check(&self, line_rate: Option<Rate>) -> Result<(), ConfigError> {
         let sec = self.section();
         let name = self.name();
         match self.kind {
@@ -189,7 +189,7 @@ impl RasConfig {
                 );
             }
         }
-        if self.mir > line_rate {
+        if let Some(line_rate) = line_rate.filter(|r| self.mir > *r) {
             return refuse(
                 "mir",
                 quoted(self.mir),
@@ -368,9 +368,9 @@ pub struct Ras {
 }
 
 impl Ras {
-    /// A shaper of `cfg` whose output link runs at `line_rate`; the rules of sections 2.2
-    /// and 2.4 are checked first.
-    pub fn new(cfg: &RasConfig, line_rate: Rate) -> Result<Self, ConfigError> {
+    /// A shaper of `cfg` whose output link runs at `line_rate` (None: no link); the rules
+    /// of sections 2.2 and 2.4 are checked first.
+    pub fn new(cfg: &RasConfig, line_rate: Option<Rate>) -> Result<Self, ConfigError> {
         cfg.check(line_rate)?;
         let points: Vec<(Bytes, Rate)> = cfg.points().into_iter().map(|(_, r, _, t)| (t, r)).collect();
         Ok(Ras {
@@ -563,7 +563,7 @@ mod tests {
     fn trras_rate_at_and_between_every_breakpoint() {
         // Figure 3, bytes/s: 1000 up to CIR_th = 1000 B; 1000 -> 2000 between 1000 and 3000
         // B (+0.5 per byte); 2000 -> 4000 between 3000 and 5000 B (+1 per byte); 4000 on.
-        let ras = Ras::new(&tr(), Rate(100_000)).unwrap();
+        let ras = Ras::new(&tr(), Some(Rate(100_000))).unwrap();
         let c = &ras.params.curve;
         let table = [
             (0, 1000.0),
@@ -606,7 +606,7 @@ mod tests {
         // K = 1 s. One 1500 B packet at t = 0 (T = 0): EAR = L/K = 1500 B/s. Nothing has
         // been emptied yet (0 < 1500 B), so it waits: q = 1500 <= CIR_th, F = CIR = 1000
         // B/s < EAR: R = 1500 B/s.
-        let mut ras = Ras::new(&sr(false), Rate(100_000)).unwrap();
+        let mut ras = Ras::new(&sr(false), Some(Rate(100_000))).unwrap();
         assert_eq!(
             ras.offer(held(0, 1500, SimTime::ZERO), SimTime::ZERO, None),
             Offer::Queued
@@ -697,7 +697,7 @@ mod tests {
     fn sr_slow_ear(green: bool) -> Ras {
         let mut cfg = sr(green);
         cfg.k = Duration::from_secs(1000);
-        Ras::new(&cfg, Rate(100_000)).unwrap()
+        Ras::new(&cfg, Some(Rate(100_000))).unwrap()
     }
 
     /// srTCM downstream: CIR 1000 B/s, CBS 1500 B, EBS 3000 B, starting full.
@@ -850,7 +850,7 @@ mod tests {
         let mut cfg = tr();
         cfg.green = true;
         cfg.k = Duration::from_secs(1000);
-        let mut ras = Ras::new(&cfg, Rate(100_000)).unwrap();
+        let mut ras = Ras::new(&cfg, Some(Rate(100_000))).unwrap();
         let mut meter = Some(Meter::Trtcm(Trtcm::new(
             Rate(8_000),
             Bytes(1000),
@@ -880,7 +880,7 @@ mod tests {
     fn tail_drop_when_the_buffer_is_full() {
         // Buffer 6000 B: six 1000 B packets at 0 fit (the first waits too: nothing
         // emptied yet), the seventh is dropped; EAR counts it (7 packets at T = 0: 7000/K).
-        let mut ras = Ras::new(&sr(false), Rate(100_000)).unwrap();
+        let mut ras = Ras::new(&sr(false), Some(Rate(100_000))).unwrap();
         for i in 0..6 {
             assert_eq!(
                 ras.offer(held(i, 1000, SimTime::ZERO), SimTime::ZERO, None),
@@ -914,40 +914,40 @@ mod tests {
         let line = Rate(100_000);
         let mut c = sr(false);
         c.mir = Rate(4_000);
-        let e = c.check(line).unwrap_err();
+        let e = c.check(Some(line)).unwrap_err();
         assert_eq!((e.field, e.value.as_str()), ("mir", "\"4kbps\""));
         assert!(e.rule.contains("at least the CIR"), "{}", e.rule);
         let mut c = sr(false);
         c.mir = Rate(200_000);
-        let e = c.check(line).unwrap_err();
+        let e = c.check(Some(line)).unwrap_err();
         assert_eq!(e.field, "mir");
         assert!(e.rule.contains("line rate"), "{}", e.rule);
         let mut c = sr(false);
         c.mir_th = Bytes(1000);
-        assert_eq!(c.check(line).unwrap_err().field, "mir_th");
+        assert_eq!(c.check(Some(line)).unwrap_err().field, "mir_th");
         let mut c = sr(false);
         c.buffer = Bytes(3000);
-        let e = c.check(line).unwrap_err();
+        let e = c.check(Some(line)).unwrap_err();
         assert_eq!(e.field, "mir_th");
         assert!(e.rule.contains("buffer size"), "{}", e.rule);
         let mut c = tr();
         c.pir = Some(Rate(4_000));
-        assert_eq!(c.check(line).unwrap_err().field, "pir");
+        assert_eq!(c.check(Some(line)).unwrap_err().field, "pir");
         let mut c = tr();
         c.pir = Some(Rate(64_000));
-        assert_eq!(c.check(line).unwrap_err().field, "mir");
+        assert_eq!(c.check(Some(line)).unwrap_err().field, "mir");
         let mut c = tr();
         c.pir_th = Some(Bytes(500));
-        assert_eq!(c.check(line).unwrap_err().field, "pir_th");
+        assert_eq!(c.check(Some(line)).unwrap_err().field, "pir_th");
         let mut c = tr();
         c.pir_th = Some(Bytes(6000));
-        assert_eq!(c.check(line).unwrap_err().field, "mir_th");
+        assert_eq!(c.check(Some(line)).unwrap_err().field, "mir_th");
         let mut c = tr();
         c.k = Duration::ZERO;
-        assert_eq!(c.check(line).unwrap_err().field, "k");
+        assert_eq!(c.check(Some(line)).unwrap_err().field, "k");
         let mut c = tr();
         c.cir = Rate(0);
-        assert_eq!(c.check(line).unwrap_err().field, "cir");
+        assert_eq!(c.check(Some(line)).unwrap_err().field, "cir");
         // Equalities are allowed: CIR = PIR = MIR = line rate, thresholds all = buffer.
         let mut c = tr();
         c.pir = Some(Rate(8_000));
@@ -955,6 +955,6 @@ mod tests {
         c.cir_th = Bytes(8000);
         c.pir_th = Some(Bytes(8000));
         c.mir_th = Bytes(8000);
-        assert_eq!(c.check(Rate(8_000)), Ok(()));
+        assert_eq!(c.check(Some(Rate(8_000))), Ok(()));
     }
 }

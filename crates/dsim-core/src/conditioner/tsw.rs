@@ -19,10 +19,18 @@
 //! estimate is a real-valued average, so it is an f64. `last_arrival = 0` is the start of
 //! the run, as written, not the first packet's arrival. IN is green, OUT red.
 //!
-//! Note: Clark and Fang's tagger divides by avg_rate, seed 002 by target_rate; dsim follows
-//! seed 002 (the document it reproduces). With Pout >= 1 (avg_rate >= 2 target) every
-//! packet is OUT. The random draw comes from the conditioner's own stream and is made only
-//! when 0 < Pout < 1.
+//! Note: Clark and Fang's tagger ("Explicit Allocation of Best Effort Packet Delivery
+//! Service", section 3.3; cited as the policer of seed 001 section 2, and the TSW2CM of the
+//! ns-2 diffserv module written by seed 001's authors' lab) divides by avg_rate:
+//!
+//! ```text
+//!     else with probability Pout = (avg_rate - target_rate) / avg_rate: OUT, else IN
+//! ```
+//!
+//! so that the IN rate of a source above its target is the target itself. Seed 002 divides
+//! by target_rate. [`PoutDivisor`] chooses (default: seed 002's, `Target`). With the
+//! target divisor, Pout >= 1 (avg_rate >= 2 target) marks every packet OUT. The random draw
+//! comes from the conditioner's own stream and is made only when 0 < Pout < 1.
 //!
 //! TSW3CM: the time sliding window three colour marker of RFC 2859 (the TSWTCM cited by
 //! seed 004 section 6), with the same estimator and committed (CTR) and peak (PTR) target
@@ -74,12 +82,25 @@ fn bytes_per_second(r: Rate) -> f64 {
     r.0 as f64 / 8.0
 }
 
-/// The two-colour TSW tagger of seed 002: IN (green) or, probabilistically, OUT (red).
+/// What the excess of avg_rate over target_rate is divided by to give Pout.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PoutDivisor {
+    /// Seed 002 appendix: Pout = (avg_rate - target_rate) / target_rate.
+    #[default]
+    Target,
+    /// Clark and Fang section 3.3 (seed 001's TSW tagger): Pout = (avg_rate -
+    /// target_rate) / avg_rate.
+    AvgRate,
+}
+
+/// The two-colour TSW tagger (seed 002; Clark and Fang): IN (green) or, probabilistically,
+/// OUT (red).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tsw {
     pub estimator: TswEstimator,
     /// target_rate in bytes/s.
     pub target: f64,
+    pub divisor: PoutDivisor,
 }
 
 impl Tsw {
@@ -87,7 +108,14 @@ impl Tsw {
         Tsw {
             estimator: TswEstimator::new(win_length),
             target: bytes_per_second(target),
+            divisor: PoutDivisor::Target,
         }
+    }
+
+    /// The same tagger with Pout's divisor chosen.
+    pub fn dividing_by(mut self, divisor: PoutDivisor) -> Self {
+        self.divisor = divisor;
+        self
     }
 
     #[inline]
@@ -97,9 +125,12 @@ impl Tsw {
         if avg <= self.target {
             return Color::Green;
         }
-        // "else with probability Pout = (avg_rate - target_rate) / target_rate set DS
-        // field to OUT else set DS field to IN"
-        let p_out = (avg - self.target) / self.target;
+        // Seed 002: "else with probability Pout = (avg_rate - target_rate) / target_rate
+        // set DS field to OUT else set DS field to IN"; Clark and Fang 3.3 divide by avg_rate.
+        let p_out = match self.divisor {
+            PoutDivisor::Target => (avg - self.target) / self.target,
+            PoutDivisor::AvgRate => (avg - self.target) / avg,
+        };
         if p_out >= 1.0 || rng.random::<f64>() < p_out {
             Color::Red
         } else {
@@ -224,6 +255,25 @@ mod tests {
             }
         }
         assert_eq!(n_red, 15_000);
+    }
+
+    #[test]
+    fn clark_fang_tagger_keeps_the_in_rate_at_the_target() {
+        // Target 100 kB/s, Pout = (avg - target) / avg once the estimate has converged:
+        // CBR at 125 kB/s: Pout = 25/125 = 0.2 (seed 002's divisor would give 0.25);
+        // CBR at 250 kB/s: Pout = 150/250 = 0.6 (seed 002's: 1.5, every packet OUT), so
+        // the IN rate is 250 x 0.4 = 100 kB/s = the target in both cases.
+        for (gap, want) in [(8_000_000u64, 0.2), (4_000_000, 0.6)] {
+            let mut t = Tsw::new(Rate(800_000), Duration::from_secs(1)).dividing_by(PoutDivisor::AvgRate);
+            let mut rng = stream(11, "tsw-cf");
+            let (mut red, n) = (0u64, 60_000u64);
+            for k in 1..=(n + 5000) {
+                let c = t.color(1000, SimTime(k * gap), &mut rng);
+                red += (k > 5000 && c == Color::Red) as u64;
+            }
+            let frac = red as f64 / n as f64;
+            assert!((frac - want).abs() < 0.01, "gap {gap}: {frac} vs {want}");
+        }
     }
 
     #[test]

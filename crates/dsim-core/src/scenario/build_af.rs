@@ -9,14 +9,15 @@ use super::error::{KeyPath, ScenarioError};
 use super::schema::Scenario;
 use super::schema_af::{
     ActionSpec, ColorModeSpec, ConditionerSpec, DirectionMatch, EfPolicerSpec, MatchSpec, MeterSpec, MredModeSpec,
-    MredSpec, RedSpec, ShaperSpec, SideSpec, SrtcmSpec, TbShaperSpec, TokenBucketSpec, TrtcmSpec, Tsw3Spec, TswSpec,
+    MredSpec, PoutSpec, RedSpec, ShaperSpec, SideSpec, SrtcmSpec, TbShaperSpec, TokenBucketSpec, TrtcmSpec, Tsw3Spec,
+    TswSpec,
 };
 use crate::aqm::red::typical_tx_time_ns;
 use crate::aqm::{Aqm, AqmQueue, DropTailQueue, Mred, MredMode, QueueSeries, Red, RedParams, RedVars};
 use crate::conditioner::policer::ef_policer;
 use crate::conditioner::{
-    Action, BlockDef, ChainRef, ColorMode, Conditioners, Instance, Match, Meter, Shaper, Srtcm, TbShaper, TokenBucket,
-    Trtcm, Tsw, Tsw3,
+    Action, BlockDef, ChainRef, ColorMode, Conditioners, Instance, Match, Meter, PoutDivisor, Shaper, Srtcm, TbShaper,
+    TokenBucket, Trtcm, Tsw, Tsw3,
 };
 use crate::engine::rng::stream;
 use crate::net::{Network, NodeKind};
@@ -311,10 +312,14 @@ fn meter(spec: &MeterSpec, path: &KeyPath) -> Result<Meter> {
             }
             Meter::TokenBucket(TokenBucket::new(*rate, *depth))
         }
-        MeterSpec::Tsw(TswSpec { target, window }) => {
+        MeterSpec::Tsw(TswSpec { target, window, pout }) => {
             check_rate(*target, path.key("target"))?;
             positive_window(*window)?;
-            Meter::Tsw(Tsw::new(*target, *window))
+            let divisor = match pout {
+                PoutSpec::Target => PoutDivisor::Target,
+                PoutSpec::AvgRate => PoutDivisor::AvgRate,
+            };
+            Meter::Tsw(Tsw::new(*target, *window).dividing_by(divisor))
         }
         MeterSpec::Tsw3(Tsw3Spec {
             committed,
@@ -374,9 +379,9 @@ fn meter(spec: &MeterSpec, path: &KeyPath) -> Result<Meter> {
     })
 }
 
-/// A shaper whose output link runs at `line_rate`, in the conditioner at `cond` with
-/// `meter`.
-fn shaper(spec: &ShaperSpec, line_rate: Rate, meter: Option<&Meter>, cond: &KeyPath) -> Result<Shaper> {
+/// A shaper whose output link runs at `line_rate` (None: no link, trace replay), in the
+/// conditioner at `cond` with `meter`.
+fn shaper(spec: &ShaperSpec, line_rate: Option<Rate>, meter: Option<&Meter>, cond: &KeyPath) -> Result<Shaper> {
     let path = &cond.key("shaper");
     if let Some(ras) = super::build_ras::ras_shaper(spec, line_rate, meter, path, &cond.key("meter"))? {
         return Ok(Shaper::Ras(ras));
@@ -429,13 +434,34 @@ fn action(spec: Option<ActionSpec>) -> Action {
     }
 }
 
+/// What a conditioner's match and per-flow states need to know of a flow.
+#[derive(Clone, Copy, Debug)]
+pub struct FlowRef<'a> {
+    pub name: &'a str,
+    /// The `[[flow]]` entry it came from.
+    pub group: &'a str,
+    pub src: NodeId,
+    pub dst: NodeId,
+}
+
+impl<'a> FlowRef<'a> {
+    pub fn of(flow: &'a Flow) -> Self {
+        FlowRef {
+            name: &flow.name,
+            group: &flow.group,
+            src: flow.src,
+            dst: flow.dst,
+        }
+    }
+}
+
 /// Flow ids of the flows (or `[[flow]]` groups) named in `names`.
-fn flow_set(names: &[String], flows: &[Flow], path: &KeyPath) -> Result<Vec<bool>> {
+fn flow_set(names: &[String], flows: &[FlowRef], path: &KeyPath) -> Result<Vec<bool>> {
     let mut set = vec![false; flows.len()];
     for (i, n) in names.iter().enumerate() {
         let mut found = false;
         for (f, flow) in flows.iter().enumerate() {
-            if flow.name == *n || flow.group == *n {
+            if flow.name == n || flow.group == n {
                 set[f] = true;
                 found = true;
             }
@@ -468,7 +494,7 @@ fn matcher(
     default_dscp: Option<Dscp>,
     default_direction: Option<Direction>,
     nodes: &HashMap<String, (NodeId, NodeKind)>,
-    flows: &[Flow],
+    flows: &[FlowRef],
     path: &KeyPath,
 ) -> Result<Match> {
     let mut dscp = None;
@@ -562,6 +588,7 @@ pub fn build_conditioners(
     root: &KeyPath,
 ) -> Result<Conditioners> {
     let mut out = Conditioners::new(net.ports.len());
+    let refs: Vec<FlowRef> = flows.iter().map(FlowRef::of).collect();
     let mut names = HashSet::new();
     for (i, spec) in sc.conditioners.iter().enumerate() {
         let path = root.key("conditioner").index(i);
@@ -583,94 +610,9 @@ pub fn build_conditioners(
         let (node, kind) = lookup(nodes, &spec.at, path.key("at"))?;
         let chains = attachment(spec, node, kind, nodes, net, &path)?;
 
-        let (matcher, meter_state, actions, shaper_state) = if let Some(ef) = &spec.ef_policer {
-            if spec.meter.is_some() || spec.shaper.is_some() {
-                let key = if spec.meter.is_some() { "meter" } else { "shaper" };
-                return err_at(
-                    path.key(key),
-                    "an ef_policer is a complete conditioner: it takes no meter or shaper",
-                );
-            }
-            for (a, key) in [(&spec.green, "green"), (&spec.yellow, "yellow"), (&spec.red, "red")] {
-                if a.is_some() {
-                    return err_at(
-                        path.key(key),
-                        "an ef_policer's actions are fixed (RFC 2598 section 3: pass within the rate, drop beyond)",
-                    );
-                }
-            }
-            let (m, meter_state, actions) = ef_policer_parts(ef, &path.key("ef_policer"))?;
-            let mut m2 = matcher(&spec.matcher, Some(Dscp::EF), None, nodes, flows, &path.key("match"))?;
-            if spec.matcher.dscp.is_empty() {
-                m2.dscp = m.dscp;
-            }
-            (m2, Some(meter_state), actions, None)
-        } else {
-            if spec.meter.is_none() && spec.shaper.is_none() {
-                return err_at(
-                    path.clone(),
-                    format!("conditioner \"{name}\" needs a meter, a shaper, or an ef_policer"),
-                );
-            }
-            let meter_state = spec.meter.as_ref().map(|m| meter(m, &path.key("meter"))).transpose()?;
-            let colors: &[Color] = meter_state.as_ref().map_or(&[], |m| m.colors());
-            for (a, key, c) in [
-                (&spec.green, "green", Color::Green),
-                (&spec.yellow, "yellow", Color::Yellow),
-                (&spec.red, "red", Color::Red),
-            ] {
-                if a.is_some() && !colors.contains(&c) {
-                    let why = if meter_state.is_none() {
-                        "actions need a meter to colour packets".to_string()
-                    } else {
-                        format!("this meter never colours a packet {key}")
-                    };
-                    return err_at(path.key(key), why);
-                }
-            }
-            let actions = [action(spec.green), action(spec.yellow), action(spec.red)];
-            let shaper_state = spec
-                .shaper
-                .as_ref()
-                .map(|s| shaper(s, line_rate(&chains, node, net), meter_state.as_ref(), &path))
-                .transpose()?;
-            let m = matcher(
-                &spec.matcher,
-                None,
-                Some(Direction::Forward),
-                nodes,
-                flows,
-                &path.key("match"),
-            )?;
-            (m, meter_state, actions, shaper_state)
-        };
-
-        let (instances, per_flow) = if spec.per_flow {
-            let members: Vec<FlowId> = flows
-                .iter()
-                .enumerate()
-                .filter(|(f, fl)| matcher.may_match_flow(*f as FlowId, fl.src, fl.dst))
-                .map(|(f, _)| f as FlowId)
-                .collect();
-            if members.is_empty() {
-                return err(
-                    path.key("per_flow"),
-                    true,
-                    "no flow can match this conditioner, so it would condition nothing",
-                );
-            }
-            let insts = members
-                .iter()
-                .map(|&f| {
-                    let rng = stream(seed, &format!("conditioner:{name}/{}", flows[f as usize].name));
-                    Instance::new(0, Some(f), shaper_state.clone(), meter_state.clone(), rng)
-                })
-                .collect();
-            (insts, Some((flows.len(), members)))
-        } else {
-            let rng = stream(seed, &format!("conditioner:{name}"));
-            (vec![Instance::new(0, None, shaper_state, meter_state, rng)], None)
-        };
+        let parts = block_parts(spec, &name, nodes, &refs, Some(line_rate(&chains, node, net)), &path)?;
+        let (instances, per_flow) = block_states(spec.per_flow, &name, &parts, &refs, seed, &path)?;
+        let BlockParts { matcher, actions, .. } = parts;
         let def = BlockDef {
             name,
             node,
@@ -700,4 +642,133 @@ fn ef_policer_parts(spec: &EfPolicerSpec, path: &KeyPath) -> Result<(Match, Mete
         );
     }
     Ok(ef_policer(spec.rate, spec.burst))
+}
+
+/// A conditioner's block without its placement: match, meter, actions per colour, shaper.
+pub struct BlockParts {
+    pub matcher: Match,
+    pub meter: Option<Meter>,
+    pub actions: [Action; 3],
+    pub shaper: Option<Shaper>,
+}
+
+/// Checks a `[[conditioner]]` table (all but its placement) and builds its parts; `flows`
+/// are the flows its match may name, `line_rate` the rate of the link it sends on (None
+/// in trace replay: a rate adaptive shaper then needs its MIR).
+pub fn block_parts(
+    spec: &ConditionerSpec,
+    name: &str,
+    nodes: &HashMap<String, (NodeId, NodeKind)>,
+    flows: &[FlowRef],
+    line_rate: Option<Rate>,
+    path: &KeyPath,
+) -> Result<BlockParts> {
+    let (matcher, meter_state, actions, shaper_state) = if let Some(ef) = &spec.ef_policer {
+        if spec.meter.is_some() || spec.shaper.is_some() {
+            let key = if spec.meter.is_some() { "meter" } else { "shaper" };
+            return err_at(
+                path.key(key),
+                "an ef_policer is a complete conditioner: it takes no meter or shaper",
+            );
+        }
+        for (a, key) in [(&spec.green, "green"), (&spec.yellow, "yellow"), (&spec.red, "red")] {
+            if a.is_some() {
+                return err_at(
+                    path.key(key),
+                    "an ef_policer's actions are fixed (RFC 2598 section 3: pass within the rate, drop beyond)",
+                );
+            }
+        }
+        let (m, meter_state, actions) = ef_policer_parts(ef, &path.key("ef_policer"))?;
+        let mut m2 = matcher(&spec.matcher, Some(Dscp::EF), None, nodes, flows, &path.key("match"))?;
+        if spec.matcher.dscp.is_empty() {
+            m2.dscp = m.dscp;
+        }
+        (m2, Some(meter_state), actions, None)
+    } else {
+        if spec.meter.is_none() && spec.shaper.is_none() {
+            return err_at(
+                path.clone(),
+                format!("conditioner \"{name}\" needs a meter, a shaper, or an ef_policer"),
+            );
+        }
+        let meter_state = spec.meter.as_ref().map(|m| meter(m, &path.key("meter"))).transpose()?;
+        let colors: &[Color] = meter_state.as_ref().map_or(&[], |m| m.colors());
+        for (a, key, c) in [
+            (&spec.green, "green", Color::Green),
+            (&spec.yellow, "yellow", Color::Yellow),
+            (&spec.red, "red", Color::Red),
+        ] {
+            if a.is_some() && !colors.contains(&c) {
+                let why = if meter_state.is_none() {
+                    "actions need a meter to colour packets".to_string()
+                } else {
+                    format!("this meter never colours a packet {key}")
+                };
+                return err_at(path.key(key), why);
+            }
+        }
+        let actions = [action(spec.green), action(spec.yellow), action(spec.red)];
+        let shaper_state = spec
+            .shaper
+            .as_ref()
+            .map(|s| shaper(s, line_rate, meter_state.as_ref(), path))
+            .transpose()?;
+        let m = matcher(
+            &spec.matcher,
+            None,
+            Some(Direction::Forward),
+            nodes,
+            flows,
+            &path.key("match"),
+        )?;
+        (m, meter_state, actions, shaper_state)
+    };
+    Ok(BlockParts {
+        matcher,
+        meter: meter_state,
+        actions,
+        shaper: shaper_state,
+    })
+}
+
+/// The states of a block: one for the aggregate, or one per flow it may match (per
+/// flow), each with its own random stream.
+pub fn block_states(
+    per_flow: bool,
+    name: &str,
+    parts: &BlockParts,
+    flows: &[FlowRef],
+    seed: u64,
+    path: &KeyPath,
+) -> Result<(Vec<Instance>, Option<(usize, Vec<FlowId>)>)> {
+    let BlockParts {
+        matcher, meter, shaper, ..
+    } = parts;
+    if per_flow {
+        let members: Vec<FlowId> = flows
+            .iter()
+            .enumerate()
+            .filter(|(f, fl)| matcher.may_match_flow(*f as FlowId, fl.src, fl.dst))
+            .map(|(f, _)| f as FlowId)
+            .collect();
+        if members.is_empty() {
+            return err(
+                path.key("per_flow"),
+                true,
+                "no flow can match this conditioner, so it would condition nothing",
+            );
+        }
+        let insts = members
+            .iter()
+            .map(|&f| {
+                let rng = stream(seed, &format!("conditioner:{name}/{}", flows[f as usize].name));
+                Instance::new(0, Some(f), shaper.clone(), meter.clone(), rng)
+            })
+            .collect();
+        Ok((insts, Some((flows.len(), members))))
+    } else {
+        let rng = stream(seed, &format!("conditioner:{name}"));
+        Ok((vec![Instance::new(0, None, shaper.clone(), meter.clone(), rng)], None))
+    }
 }

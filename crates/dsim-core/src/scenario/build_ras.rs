@@ -12,24 +12,37 @@ use crate::time::Rate;
 type Result<T> = std::result::Result<T, ScenarioError>;
 
 /// The RAS of `spec` (None when `spec` is not a RAS), for a shaper whose output link runs
-/// at `line_rate` (the bound of the MIR and its default) and whose conditioner has
+/// at `line_rate` (the bound of the MIR and its default; None when there is no link, in
+/// trace replay: the MIR must then be given) and whose conditioner has
 /// `meter` (a green RAS needs the matching three colour marker). `path` is the shaper
 /// table's key path, `meter_path` the meter's.
 pub fn ras_shaper(
     spec: &ShaperSpec,
-    line_rate: Rate,
+    line_rate: Option<Rate>,
     meter: Option<&Meter>,
     path: &KeyPath,
     meter_path: &KeyPath,
 ) -> Result<Option<Ras>> {
-    let (cfg, mir_given) = match spec {
+    let mir = match spec {
         ShaperSpec::TokenBucket(_) => return Ok(None),
-        ShaperSpec::Srras(s) => (sr_config(s, false, line_rate), s.mir.is_some()),
-        ShaperSpec::GSrras(s) => (sr_config(s, true, line_rate), s.mir.is_some()),
-        ShaperSpec::Trras(s) => (tr_config(s, false, line_rate), s.mir.is_some()),
-        ShaperSpec::GTrras(s) => (tr_config(s, true, line_rate), s.mir.is_some()),
+        ShaperSpec::Srras(s) | ShaperSpec::GSrras(s) => s.mir,
+        ShaperSpec::Trras(s) | ShaperSpec::GTrras(s) => s.mir,
     };
-    if !mir_given {
+    let Some(default_mir) = mir.or(line_rate) else {
+        return err(
+            path.key("mir"),
+            "(missing)",
+            "without an output link (trace replay) there is no line rate for the MIR to default to (RFC 2963 section 2.2): give mir",
+        );
+    };
+    let cfg = match spec {
+        ShaperSpec::TokenBucket(_) => unreachable!(),
+        ShaperSpec::Srras(s) => sr_config(s, false, default_mir),
+        ShaperSpec::GSrras(s) => sr_config(s, true, default_mir),
+        ShaperSpec::Trras(s) => tr_config(s, false, default_mir),
+        ShaperSpec::GTrras(s) => tr_config(s, true, default_mir),
+    };
+    if let (None, Some(line_rate)) = (mir, line_rate) {
         // The MIR defaults to the line rate ("A typical value for the MIR would be the
         // line rate of the output link of the shaper", 2.2): a CIR or PIR above it is the
         // rate at fault.
@@ -54,13 +67,13 @@ pub fn ras_shaper(
         .map_err(|e| ScenarioError::new(path.key(e.field), Some(e.value), e.rule))
 }
 
-fn sr_config(s: &SrrasSpec, green: bool, line_rate: Rate) -> RasConfig {
+fn sr_config(s: &SrrasSpec, green: bool, mir: Rate) -> RasConfig {
     RasConfig {
         kind: RasKind::Sr,
         green,
         cir: s.cir,
         pir: None,
-        mir: s.mir.unwrap_or(line_rate),
+        mir,
         cir_th: s.cir_th,
         pir_th: None,
         mir_th: s.mir_th,
@@ -69,13 +82,13 @@ fn sr_config(s: &SrrasSpec, green: bool, line_rate: Rate) -> RasConfig {
     }
 }
 
-fn tr_config(s: &TrrasSpec, green: bool, line_rate: Rate) -> RasConfig {
+fn tr_config(s: &TrrasSpec, green: bool, mir: Rate) -> RasConfig {
     RasConfig {
         kind: RasKind::Tr,
         green,
         cir: s.cir,
         pir: Some(s.pir),
-        mir: s.mir.unwrap_or(line_rate),
+        mir,
         cir_th: s.cir_th,
         pir_th: Some(s.pir_th),
         mir_th: s.mir_th,

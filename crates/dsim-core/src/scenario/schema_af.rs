@@ -181,6 +181,25 @@ pub struct TokenBucketSpec {
 pub struct TswSpec {
     pub target: Rate,
     pub window: Duration,
+    /// What Pout's excess is divided by: `"target"` (seed 002, default) or `"avg_rate"`
+    /// (Clark and Fang section 3.3, seed 001's tagger).
+    #[serde(default, skip_serializing_if = "PoutSpec::is_default")]
+    pub pout: PoutSpec,
+}
+
+/// `pout` of a TSW meter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PoutSpec {
+    #[default]
+    Target,
+    AvgRate,
+}
+
+impl PoutSpec {
+    pub fn is_default(&self) -> bool {
+        *self == PoutSpec::Target
+    }
 }
 
 /// RFC 2859 TSW three colour marker: committed and peak target rates.
