@@ -390,8 +390,9 @@ def srras(cir: str, *, cir_th: str, mir_th: str, buffer: str, k: str, mir: str |
     """RFC 2963 single rate rate adaptive shaper (srRAS; G-srRAS with `green`, which
     needs an :func:`srtcm` meter in the same conditioner). A tail-drop FIFO of `buffer`
     bytes emptied at max(EAR, F(occupancy)): F = `cir` up to `cir_th`, linear to `mir` at
-    `mir_th`, `mir` beyond (default: the line rate of the output link); EAR the
-    exponential average with constant `k` ("100ms"). Rules: cir <= mir <= line rate,
+    `mir_th`, `mir` beyond (default: the line rate of the output link; required in
+    :func:`dsim.replay`, which has no link); EAR the exponential average with constant
+    `k` ("100ms"). Rules: cir <= mir <= line rate,
     cir_th <= mir_th <= buffer. See docs/ras.md."""
     return _drop_none(
         {"type": "g_srras" if green else "srras", "cir": cir, "mir": mir, "cir_th": cir_th, "mir_th": mir_th, "buffer": buffer, "k": k}
