@@ -73,6 +73,21 @@ NOTE_GOODPUT = (
     "unshaped small customer gets more than in ns-2; the trRAS-shaped 2 Mbit/s customer at "
     "a large CBS keeps more of its share than in ns-2)."
 )
+NOTE_SR = (
+    "With an srTCM the shaper cannot win yellow: yellow comes only from the excess bucket "
+    "E, which fills only while the committed bucket C is full. A stream smoothed above "
+    "the CIR keeps C from filling, so everything beyond the CIR is red, the colour the "
+    "3-colour RIO drops first; the bursty unshaped stream lets C overflow into E in its "
+    "idle periods and gets yellow (see the yellow columns). The green share does rise, "
+    "as claimed."
+)
+NOTE_GSR = (
+    "The G-srRAS releases a packet as soon as it would be green, so the committed bucket "
+    "still fills now and then and the shaped customers keep some yellow (less than the "
+    "unshaped ones, see the yellow columns): their goodput equals the unshaped ones' "
+    "within a few per cent instead of exceeding it. Same cause as the srRAS: with an "
+    "srTCM, traffic smoothed above the CIR earns red, not yellow."
+)
 
 
 def _explain(check: Check, note: str) -> Check:
@@ -519,15 +534,7 @@ def ras_sr(ctx: Context) -> None:
             all(r > 1.0 for r in ratios),
             simulated=", ".join(f"{r:.2f}" for r in ratios),
         )
-        _explain(
-            more,
-            "With an srTCM the shaper cannot win yellow: yellow comes only from the excess bucket "
-            "E, which fills only while the committed bucket C is full. A stream smoothed above "
-            "the CIR keeps C from filling, so everything beyond the CIR is red, the colour the "
-            "3-colour RIO drops first; the bursty unshaped stream lets C overflow into E in its "
-            "idle periods and gets yellow (see the yellow columns). The green share does rise, "
-            "as claimed.",
-        )
+        _explain(more, NOTE_SR if kind == "srras" else NOTE_GSR)
         ctx.claim(
             f"{kind}-larger-green-share",
             f"CBS 3 KB, {name}: a larger share of the shaped customer's packets is green (unshaped -> shaped)",
@@ -577,7 +584,7 @@ def ras_sensitivity(ctx: Context) -> None:
             variants.append(conditioners("trras", cbs_kb=cbs, **SENSITIVITY[label]))
             keys.append((label, cbs))
     base = lan(ctx, "trras")
-    res = sweep_variants(ctx, base, variants, ctx.pick(1, 3))
+    res = sweep_variants(ctx, base, variants, ctx.pick(2, 3))
     rates = customer_rates(res.flows, res.conditioners, _window_s(base), by=("point", "replication"))
     shaper_rows = res.conditioners[res.conditioners["color"] == "shaper"]
     rows = []
@@ -617,5 +624,12 @@ def ras_sensitivity(ctx: Context) -> None:
         len(held_large) == len(labels),
         published="all variants",
         simulated=f"{len(held_large)} of {len(labels)}",
-        note="holds for: " + "; ".join(held_large) if held_large else "holds for none",
+        note=("holds for: " + "; ".join(held_large) if held_large else "holds for none")
+        + (
+            ". Where it misses, see the table: with thresholds x1/4 the shaper is almost transparent "
+            "(mean wait ~3 ms), its shaped / unshaped ratios sit just below 1 in the full runs "
+            "(0.96-0.98) and short quick runs can put one of them above 1."
+            if len(held_large) < len(labels)
+            else ""
+        ),
     )
