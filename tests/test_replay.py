@@ -143,6 +143,8 @@ CONDITIONERS = {
     "marker": {"meter": dsim.srtcm("1Mbps", "3000B", "3000B"), "green": dsim.mark("AF11"), "yellow": dsim.mark("AF12"), "red": dsim.mark("AF13")},
     "shaper": {"shaper": dsim.tb_shaper("1Mbps", "1500B", "10p")},
     "ef_policer": {"ef_policer": {"rate": "1Mbps", "burst": "3000B"}},
+    "srras": {"shaper": dsim.srras("1Mbps", cir_th="3KB", mir_th="6KB", buffer="20KB", k="100ms", mir="2Mbps"), "meter": dsim.srtcm("1Mbps", "3000B", "3000B")},
+    "g_trras": {"shaper": dsim.trras("1Mbps", "2Mbps", cir_th="3KB", pir_th="6KB", mir_th="9KB", buffer="20KB", k="100ms", mir="2Mbps", green=True), "meter": dsim.trtcm("1Mbps", "3000B", "2Mbps", "6000B")},
 }
 
 
@@ -184,6 +186,22 @@ def test_shaper_release_times() -> None:
     # 1000 B/s, 1000 B deep, 2 packets of buffer: four 1000 B packets at 0 leave at 0, 1, 2 s.
     out = dsim.replay({"shaper": dsim.tb_shaper("8kbps", "1000B", "2p")}, [{"time": 0, "size": 1000}] * 4)
     assert list(out["depart_ns"][:3]) == [0, 1e9, 2e9] and out["drop_cause"][3] == "shaper_overflow"
+
+
+def test_rate_adaptive_shaper_release_times() -> None:
+    # The burst of conditioner/ras.rs (hand computation there): srRAS CIR 1000 B/s, MIR
+    # 3000 B/s, CIR_th 2000 B, MIR_th 4000 B, K 1000 s; five 1000 B packets at 0, one at 4 s.
+    # Through a G-srRAS in front of an srTCM (1000 B/s, CBS 1500 B, EBS 3000 B) they leave
+    # at min(T1, T2): 0, 1/3 s (yellow), 0.5 s, 1.5 s, 2.5 s, 4 s.
+    ras = dsim.srras("8kbps", cir_th="2000B", mir_th="4000B", buffer="6000B", k="1000s", mir="24kbps", green=True)
+    trace = [{"time": 0, "size": 1000}] * 5 + [{"time": 4e9, "size": 1000}]
+    out = dsim.replay({"shaper": ras, "meter": dsim.srtcm("8kbps", "1500B", "3000B")}, trace)
+    assert list(out["depart_ns"]) == [0, 333_333_334, 5e8, 1.5e9, 2.5e9, 4e9]
+    assert list(out["color_out"]) == ["green", "yellow", "green", "green", "green", "green"]
+    # Without a link the MIR has no line rate to default to.
+    with pytest.raises(dsim.ScenarioError) as ei:
+        dsim.replay({"shaper": dsim.srras("8kbps", cir_th="2000B", mir_th="4000B", buffer="6000B", k="1s")}, trace)
+    assert ei.value.path == "shaper.mir"
 
 
 def test_conditioner_config_errors() -> None:

@@ -49,6 +49,8 @@ __all__ = [
     "srtcm",
     "trtcm",
     "tb_shaper",
+    "srras",
+    "trras",
     "ef_policer",
     "match",
     "mark",
@@ -391,6 +393,41 @@ def trtcm(cir: str, cbs: str, pir: str, pbs: str, mode: str | None = None) -> di
 def tb_shaper(rate: str, depth: str, limit: str) -> dict[str, Any]:
     """Token-bucket shaper with a buffer of `limit` ("20p" or "30KB")."""
     return {"type": "token_bucket", "rate": rate, "depth": depth, "limit": limit}
+
+
+def srras(cir: str, *, cir_th: str, mir_th: str, buffer: str, k: str, mir: str | None = None, green: bool = False) -> dict[str, Any]:
+    """RFC 2963 single rate rate adaptive shaper (srRAS; G-srRAS with `green`, which
+    needs an :func:`srtcm` meter in the same conditioner). A tail-drop FIFO of `buffer`
+    bytes emptied at max(EAR, F(occupancy)): F = `cir` up to `cir_th`, linear to `mir` at
+    `mir_th`, `mir` beyond (default: the line rate of the output link; required in
+    :func:`dsim.replay`, which has no link); EAR the exponential average with constant
+    `k` ("100ms"). Rules: cir <= mir <= line rate,
+    cir_th <= mir_th <= buffer. See docs/ras.md."""
+    return _drop_none(
+        {"type": "g_srras" if green else "srras", "cir": cir, "mir": mir, "cir_th": cir_th, "mir_th": mir_th, "buffer": buffer, "k": k}
+    )
+
+
+def trras(
+    cir: str, pir: str, *, cir_th: str, pir_th: str, mir_th: str, buffer: str, k: str, mir: str | None = None, green: bool = False
+) -> dict[str, Any]:
+    """RFC 2963 two rate rate adaptive shaper (trRAS; G-trRAS with `green`, which needs a
+    :func:`trtcm` meter in the same conditioner): F = `cir` up to `cir_th`, linear to
+    `pir` at `pir_th`, linear to `mir` at `mir_th`, `mir` beyond. Rules: cir <= pir <=
+    mir <= line rate, cir_th <= pir_th <= mir_th <= buffer. See docs/ras.md."""
+    return _drop_none(
+        {
+            "type": "g_trras" if green else "trras",
+            "cir": cir,
+            "pir": pir,
+            "mir": mir,
+            "cir_th": cir_th,
+            "pir_th": pir_th,
+            "mir_th": mir_th,
+            "buffer": buffer,
+            "k": k,
+        }
+    )
 
 
 def ef_policer(rate: str | None = None, burst: str | None = None) -> dict[str, Any]:

@@ -202,7 +202,7 @@ fn conditioner_block(spec: &ConditionerSpec, flows: &[String], seed: u64) -> Res
         })
         .collect();
     let name = spec.name.clone().unwrap_or_else(|| "replay".into());
-    let parts = block_parts(spec, &name, &HashMap::new(), &refs, &root)?;
+    let parts = block_parts(spec, &name, &HashMap::new(), &refs, None, &root)?;
     let per_flow = spec.per_flow && !refs.is_empty();
     let (instances, members) = block_states(per_flow, &name, &parts, &refs, seed, &root)?;
     let BlockParts { matcher, actions, .. } = parts;
@@ -657,6 +657,50 @@ mod tests {
         let departs: Vec<_> = out.iter().map(|o| o.depart.map(|t| t.0 / 1_000_000)).collect();
         assert_eq!(departs, [Some(0), Some(1000), Some(2000), None]);
         assert_eq!(out[3].dropped, Some(DropCause::ShaperOverflow));
+    }
+
+    #[test]
+    fn rate_adaptive_shapers_replay_the_hand_computed_burst() {
+        // conditioner/ras.rs srras_releases_a_burst_by_hand and
+        // g_srras_releases_at_min_t1_t2_by_hand: srRAS CIR 1000 B/s, MIR 3000 B/s, CIR_th
+        // 2000 B, MIR_th 4000 B, buffer 6000 B, K 1000 s (EAR negligible); five 1000 B
+        // packets at 0 and one at 4 s. The srRAS releases them at 1/3 s, 2/3 s, 7/6 s,
+        // 13/6 s, 19/6 s and 25/6 s (ns rounded up); the G-srRAS in front of an srTCM (CIR
+        // 1000 B/s, CBS 1500 B, EBS 3000 B) at min(T1, T2): 0, 1/3 s (yellow), 0.5 s, 1.5 s,
+        // 2.5 s, 4 s.
+        let ras = "cir = \"8kbps\", mir = \"24kbps\", cir_th = \"2000B\", mir_th = \"4000B\", buffer = \"6000B\", k = \"1000s\"";
+        let meter = "meter = { type = \"srtcm\", cir = \"8kbps\", cbs = \"1500B\", ebs = \"3000B\" }\n";
+        let mut burst = vec![at(0, 1000, None); 5];
+        burst.push(at(4000, 1000, None));
+        let run = |cfg: String| replay(&mechanism_from_toml(&cfg, None).unwrap(), &burst, &["f".into()], 1).unwrap();
+        let out = run(format!("shaper = {{ type = \"srras\", {ras} }}\n{meter}"));
+        let departs: Vec<_> = out.iter().map(|o| o.depart.unwrap().0).collect();
+        assert_eq!(
+            departs,
+            [
+                333_333_334,
+                666_666_668,
+                1_166_666_668,
+                2_166_666_668,
+                3_166_666_668,
+                4_166_666_668
+            ]
+        );
+        let out = run(format!("shaper = {{ type = \"g_srras\", {ras} }}\n{meter}"));
+        let departs: Vec<_> = out.iter().map(|o| o.depart.unwrap().0).collect();
+        assert_eq!(
+            departs,
+            [0, 333_333_334, 500_000_000, 1_500_000_000, 2_500_000_000, 4_000_000_000]
+        );
+        let colours: Vec<_> = out.iter().map(|o| o.color).collect();
+        assert_eq!(colours, [G, Y, G, G, G, G].map(Some));
+        // Without a link there is no line rate for the MIR to default to.
+        let e = mechanism_from_toml(
+            "shaper = { type = \"trras\", cir = \"8kbps\", pir = \"16kbps\", cir_th = \"1KB\", pir_th = \"2KB\", mir_th = \"3KB\", buffer = \"4KB\", k = \"1s\" }",
+            None,
+        )
+        .unwrap_err();
+        assert_eq!(e.path.to_string(), "shaper.mir");
     }
 
     #[test]

@@ -27,10 +27,12 @@
 //! whose rate changes with their occupancy (rate adaptive shapers) fit the same framework.
 //!
 //! The mechanisms live in one file each: [`token_bucket`], [`tsw`], [`srtcm`], [`trtcm`]
-//! (meters), [`marker`] (actions), [`policer`] (drop actions, EF policer), [`tb_shaper`].
+//! (meters), [`marker`] (actions), [`policer`] (drop actions, EF policer), [`tb_shaper`],
+//! [`ras`] (the rate adaptive shapers of RFC 2963, which read their block's meter).
 
 pub mod marker;
 pub mod policer;
+pub mod ras;
 pub mod srtcm;
 pub mod tb_shaper;
 pub mod token_bucket;
@@ -38,6 +40,7 @@ pub mod trtcm;
 pub mod tsw;
 
 pub use marker::{Action, Applied};
+pub use ras::{Ras, RasConfig, RasKind};
 pub use srtcm::{ColorMode, Srtcm};
 pub use tb_shaper::{Held, Offer, TbShaper};
 pub use token_bucket::{Bucket, TokenBucket};
@@ -85,16 +88,18 @@ impl Meter {
         }
     }
 
-    /// The earliest instant >= `now` at which a packet of `size` bytes would be coloured
-    /// green, read from the token state without changing it (T2 of the green rate
-    /// adaptive shapers, RFC 2963 sections 3.3 and 3.5). None when it never would be
-    /// (larger than the committed bucket), and for the TSW meters, which hold no tokens.
-    pub fn green_time(&self, now: SimTime, size: u32) -> Option<SimTime> {
+    /// The earliest instant >= `now` at which a packet of `size` bytes, coloured `pre` on
+    /// arrival, would be coloured green, read from the token state without changing it
+    /// (T2 of the green rate adaptive shapers, RFC 2963 sections 3.3 and 3.5). None when it
+    /// never would be: larger than the committed bucket (srTCM: CBS) or either bucket
+    /// (trTCM: CBS or PBS), precoloured yellow or red for a colour-aware meter, and for the
+    /// TSW meters, which hold no tokens.
+    pub fn green_time(&self, now: SimTime, size: u32, pre: Color) -> Option<SimTime> {
         match self {
             Meter::TokenBucket(m) => m.green_time(now, size),
-            Meter::Srtcm(m) => m.green_time(now, size),
-            Meter::Trtcm(m) => m.green_time(now, size),
-            Meter::Tsw(_) | Meter::Tsw3(_) => None,
+            Meter::Srtcm(m) if m.mode == ColorMode::Blind || pre == Color::Green => m.green_time(now, size),
+            Meter::Trtcm(m) if m.mode == ColorMode::Blind || pre == Color::Green => m.green_time(now, size),
+            Meter::Srtcm(_) | Meter::Trtcm(_) | Meter::Tsw(_) | Meter::Tsw3(_) => None,
         }
     }
 }
@@ -103,37 +108,41 @@ impl Meter {
 #[derive(Clone, Debug)]
 pub enum Shaper {
     TokenBucket(TbShaper),
+    /// srRAS, trRAS, G-srRAS, G-trRAS (RFC 2963).
+    Ras(Ras),
 }
 
 impl Shaper {
-    /// Offers an arriving packet. `meter` is the block's meter, for shapers coupled to it.
+    /// Offers an arriving packet. `meter` is the block's meter, for shapers coupled to it
+    /// (the green RAS).
     #[inline]
     pub fn offer(&mut self, h: Held, now: SimTime, meter: Option<&Meter>) -> Offer {
-        let _ = meter;
         match self {
             Shaper::TokenBucket(s) => s.offer(h, now),
+            Shaper::Ras(s) => s.offer(h, now, meter),
         }
     }
 
     /// When the head of the buffer may leave (None when empty).
     pub fn next_release(&self, now: SimTime, meter: Option<&Meter>) -> Option<SimTime> {
-        let _ = meter;
         match self {
             Shaper::TokenBucket(s) => s.next_release(now),
+            Shaper::Ras(s) => s.next_release(now, meter),
         }
     }
 
     /// Removes the head if it may leave at `now`.
     pub fn release(&mut self, now: SimTime, meter: Option<&Meter>) -> Option<Held> {
-        let _ = meter;
         match self {
             Shaper::TokenBucket(s) => s.release(now),
+            Shaper::Ras(s) => s.release(now, meter),
         }
     }
 
     pub fn backlog_packets(&self) -> usize {
         match self {
             Shaper::TokenBucket(s) => s.backlog_packets(),
+            Shaper::Ras(s) => s.backlog_packets(),
         }
     }
 }
@@ -404,6 +413,7 @@ impl Conditioners {
                     size,
                     since: now,
                     cont: Cont { chain, index: i as u16 },
+                    pre: pkt.color.unwrap_or(Color::Green),
                 };
                 if count {
                     st.stats.shaper_arrivals += 1;

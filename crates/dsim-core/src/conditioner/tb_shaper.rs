@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 
 use super::Cont;
 use super::token_bucket::Bucket;
-use crate::packet::PktId;
+use crate::packet::{Color, PktId};
 use crate::time::{Bytes, Limit, Rate, SimTime};
 
 /// A packet waiting in a shaper, with where its path continues.
@@ -32,6 +32,9 @@ pub struct Held {
     pub size: u32,
     pub since: SimTime,
     pub cont: Cont,
+    /// Its colour on arrival (green when no meter coloured it yet): a colour-aware meter
+    /// downstream never turns a yellow or red packet green (the green RAS reads this).
+    pub pre: Color,
 }
 
 /// What became of an offered packet.
@@ -124,23 +127,26 @@ fn size_exceeds_depth(b: &Bucket, size: u32) -> bool {
     size as u64 > b.depth_bytes()
 }
 
+/// A green packet `i` of `size` bytes offered at `now` (shaper tests).
+#[cfg(test)]
+pub(crate) fn test_held(i: u32, size: u32, now: SimTime) -> Held {
+    Held {
+        id: PktId(i),
+        size,
+        since: now,
+        cont: Cont {
+            chain: super::ChainRef::Egress(0),
+            index: 0,
+        },
+        pre: Color::Green,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_held as held;
     use super::*;
-    use crate::conditioner::ChainRef;
     use crate::time::Duration;
-
-    fn held(i: u32, size: u32, now: SimTime) -> Held {
-        Held {
-            id: PktId(i),
-            size,
-            since: now,
-            cont: Cont {
-                chain: ChainRef::Egress(0),
-                index: 0,
-            },
-        }
-    }
 
     /// Drives the shaper the way the simulation does: offers at the given instants,
     /// releases at each computed wake-up; returns (packet, departure time, size).

@@ -379,7 +379,13 @@ fn meter(spec: &MeterSpec, path: &KeyPath) -> Result<Meter> {
     })
 }
 
-fn shaper(spec: &ShaperSpec, path: &KeyPath) -> Result<Shaper> {
+/// A shaper whose output link runs at `line_rate` (None: no link, trace replay), in the
+/// conditioner at `cond` with `meter`.
+fn shaper(spec: &ShaperSpec, line_rate: Option<Rate>, meter: Option<&Meter>, cond: &KeyPath) -> Result<Shaper> {
+    let path = &cond.key("shaper");
+    if let Some(ras) = super::build_ras::ras_shaper(spec, line_rate, meter, path, &cond.key("meter"))? {
+        return Ok(Shaper::Ras(ras));
+    }
     Ok(match spec {
         ShaperSpec::TokenBucket(TbShaperSpec { rate, depth, limit }) => {
             check_rate(*rate, path.key("rate"))?;
@@ -393,7 +399,30 @@ fn shaper(spec: &ShaperSpec, path: &KeyPath) -> Result<Shaper> {
             check_limit(*limit, path.key("limit"))?;
             Shaper::TokenBucket(TbShaper::new(*rate, *depth, *limit))
         }
+        _ => unreachable!("rate adaptive shapers are built above"),
     })
+}
+
+/// The line rate of a conditioner's output: the slowest of its egress ports; at an
+/// ingress (before the route lookup) the fastest link the node can send on.
+fn line_rate(chains: &[ChainRef], node: NodeId, net: &Network) -> Rate {
+    let rate = |p: PortId| net.ports[p as usize].rate;
+    let egress: Vec<Rate> = chains
+        .iter()
+        .filter_map(|c| match c {
+            ChainRef::Egress(p) => Some(rate(*p)),
+            ChainRef::Ingress(_) => None,
+        })
+        .collect();
+    match egress.iter().min() {
+        Some(r) => *r,
+        None => net.nodes[node as usize]
+            .ports
+            .iter()
+            .map(|&p| rate(p))
+            .max()
+            .unwrap_or(Rate(0)),
+    }
 }
 
 fn action(spec: Option<ActionSpec>) -> Action {
@@ -581,7 +610,7 @@ pub fn build_conditioners(
         let (node, kind) = lookup(nodes, &spec.at, path.key("at"))?;
         let chains = attachment(spec, node, kind, nodes, net, &path)?;
 
-        let parts = block_parts(spec, &name, nodes, &refs, &path)?;
+        let parts = block_parts(spec, &name, nodes, &refs, Some(line_rate(&chains, node, net)), &path)?;
         let (instances, per_flow) = block_states(spec.per_flow, &name, &parts, &refs, seed, &path)?;
         let BlockParts { matcher, actions, .. } = parts;
         let def = BlockDef {
@@ -624,12 +653,14 @@ pub struct BlockParts {
 }
 
 /// Checks a `[[conditioner]]` table (all but its placement) and builds its parts; `flows`
-/// are the flows its match may name.
+/// are the flows its match may name, `line_rate` the rate of the link it sends on (None
+/// in trace replay: a rate adaptive shaper then needs its MIR).
 pub fn block_parts(
     spec: &ConditionerSpec,
     name: &str,
     nodes: &HashMap<String, (NodeId, NodeKind)>,
     flows: &[FlowRef],
+    line_rate: Option<Rate>,
     path: &KeyPath,
 ) -> Result<BlockParts> {
     let (matcher, meter_state, actions, shaper_state) = if let Some(ef) = &spec.ef_policer {
@@ -681,7 +712,7 @@ pub fn block_parts(
         let shaper_state = spec
             .shaper
             .as_ref()
-            .map(|s| shaper(s, &path.key("shaper")))
+            .map(|s| shaper(s, line_rate, meter_state.as_ref(), path))
             .transpose()?;
         let m = matcher(
             &spec.matcher,

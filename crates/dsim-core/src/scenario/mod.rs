@@ -2,6 +2,7 @@
 
 pub mod build;
 pub mod build_af;
+pub mod build_ras;
 pub mod capture;
 pub mod error;
 mod sched;

@@ -239,8 +239,50 @@ pub struct TrtcmSpec {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ShaperSpec {
     TokenBucket(TbShaperSpec),
+    /// RFC 2963 rate adaptive shapers (docs/ras.md).
+    Srras(SrrasSpec),
+    Trras(TrrasSpec),
+    GSrras(SrrasSpec),
+    GTrras(TrrasSpec),
 }
-crate::tagged_enum!(ShaperSpec { TokenBucket(TbShaperSpec) = "token_bucket" });
+crate::tagged_enum!(ShaperSpec {
+    TokenBucket(TbShaperSpec) = "token_bucket",
+    Srras(SrrasSpec) = "srras",
+    Trras(TrrasSpec) = "trras",
+    GSrras(SrrasSpec) = "g_srras",
+    GTrras(TrrasSpec) = "g_trras",
+});
+
+/// srRAS / G-srRAS (RFC 2963 sections 2.2, 3.2): rates in bit/s, thresholds and buffer
+/// in bytes, the EAR constant K a time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SrrasSpec {
+    pub cir: Rate,
+    /// Default: the line rate of the shaper's output link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mir: Option<Rate>,
+    pub cir_th: Bytes,
+    pub mir_th: Bytes,
+    pub buffer: Bytes,
+    pub k: Duration,
+}
+
+/// trRAS / G-trRAS (RFC 2963 sections 2.4, 3.4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrrasSpec {
+    pub cir: Rate,
+    pub pir: Rate,
+    /// Default: the line rate of the shaper's output link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mir: Option<Rate>,
+    pub cir_th: Bytes,
+    pub pir_th: Bytes,
+    pub mir_th: Bytes,
+    pub buffer: Bytes,
+    pub k: Duration,
+}
 
 /// Token-bucket shaper with a finite buffer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
