@@ -125,15 +125,18 @@ TABLE4 = pd.DataFrame(
     columns=["link_pct_to_ef", "subscribed_kbps", "dedicated_kbps", "vll_kbps"],
 )
 
-#: Band of the jitter numbers: the larger of 50 % of the published value and 5 points of a
+#: Band of the jitter numbers: the larger of 50 % of the published value and 1 point of a
 #: packet time. The topology's rates, delays, buffers, the background's mix and the EF
 #: sources' sizes and placement are not given (scenarios/ef/figure6.toml), and a
-#: percentile of a delay difference moves with all of them; 5 points is 10.7 ms for the
-#: 1500 B flow, 1.1 ms for the 160 B one.
-JITTER_REL, JITTER_ABS = 0.5, 5.0
+#: percentile of a delay difference moves with all of them; 1 point is 2.1 ms for the
+#: 1500 B flow, 0.23 ms for the 160 B one, no wider than the smallest published value (a
+#: wider floor would let PQ's cells, bounded by one background packet, pass whatever).
+JITTER_REL, JITTER_ABS = 0.5, 1.0
 #: Band of the Table 4 rates: 5 % (TCP over one rate-limited path; the buffer sizes and
 #: the TCP of the document are not given).
 RATE_REL = 0.05
+#: Share of a 1500 B segment that is payload (MSS 1460 + 40 B of IPv4 and TCP headers).
+HEADER_SHARE = 1460 / 1500
 #: "far below": PQ's 90th percentile at most a third of WRR's (the published ratios are
 #: 3.3 to 9).
 FAR_FACTOR = 3.0
@@ -790,11 +793,11 @@ def ef_flows(ctx: Context) -> None:
 
 RATIOS = (1.03, 1.30, 1.50, 1.70, 2.00, 3.00)
 #: "falls": the value at 1.5 at least this fraction below the value at 1.03 (the document's
-#: falls are 42 to 64 %; 5 % is about the percentiles' histogram resolution and more).
-FALL_MIN = 0.05
+#: falls are 42 to 64 %: a quarter is well short of the smallest).
+FALL_MIN = 0.25
 #: "small" change beyond 1.5: at most this fraction of the value at 1.5 (the document's
 #: values beyond 1.5 move by at most 4 %).
-LEVEL_TOL = 0.25
+LEVEL_TOL = 0.10
 
 
 @experiment(
@@ -1062,8 +1065,12 @@ def ef_vll(ctx: Context) -> None:
         gap = float(abs(vll.mean() - ded.mean()) / ded.mean())
         ctx.claim(f"vll-within-3pct-{pct}", f"{pct} % to EF: VLL FTP rate within 3 % of the dedicated link's", gap <= 0.03,
                   published=f"{abs(p.vll_kbps - p.dedicated_kbps) / p.dedicated_kbps:.1%}", simulated=f"{gap:.2%} ({vll.mean():.1f} vs {ded.mean():.1f} kbit/s)")
-        ctx.claim(f"below-target-{pct}", f"{pct} % to EF: the target rate is not achieved (TCP), VLL and dedicated below {p.subscribed_kbps} kbit/s", bool(vll.mean() < p.subscribed_kbps and ded.mean() < p.subscribed_kbps),
-                  published=f"{p.vll_kbps}, {p.dedicated_kbps} < {p.subscribed_kbps}", simulated=f"{vll.mean():.1f}, {ded.mean():.1f}")
+        # Headers alone keep goodput at 1460/1500 of the rate; the document's shortfall is
+        # TCP's own (90 of 100, 143 of 150, 215 of 225 kbit/s: 1.7-7.5 % below that ceiling).
+        ceiling = float(p.subscribed_kbps) * HEADER_SHARE
+        ctx.claim(f"below-target-{pct}", f"{pct} % to EF: the target rate is not achieved (TCP): VLL and dedicated more than 1 % below the {ceiling:.1f} kbit/s headers leave of {p.subscribed_kbps} kbit/s", bool(vll.mean() < 0.99 * ceiling and ded.mean() < 0.99 * ceiling),
+                  published=f"{p.vll_kbps}, {p.dedicated_kbps} < {0.99 * ceiling:.1f}", simulated=f"{vll.mean():.1f}, {ded.mean():.1f}",
+                  note="dsim's TCP keeps a link or shaper at the subscribed rate busy, so its goodput is the header ceiling; the document's FTPs fell 1.7-7.5 % short of it, by a TCP, buffer or run length the document does not give.")
         vf = f[f["flow"].str.startswith("vll")]
         shaper_drops = int(vf["drop_shaper_overflow_pkts"].sum())
         rows.append({"% link to EF": pct, "VLLs": n, "subscribed": p.subscribed_kbps, "dedicated pub": p.dedicated_kbps, "dedicated dsim": ded.mean(),
