@@ -334,6 +334,11 @@ def _plot(title: str, panels: list[tuple[str, pd.DataFrame, pd.DataFrame | None,
 #: Section 3's statements, per scenario: (claim id, text, test on {model: mean figure}).
 #: UDP "starved": below 0.05 Mbit/s (5 % of its sending rate).
 STARVED = 0.05
+#: Bands of the figure numbers: a TCP group (about 1 Mbit/s) within 0.15 Mbit/s; a UDP flow
+#: within 30 % or 0.05 Mbit/s (the starvation level), since several published UDP values
+#: are near 0 and a fixed 0.15 would let a UDP flow keeping 30 % of its target pass for
+#: starved.
+NUMBER_BAND = {"tcp": {"abs_tol": 0.15}, "udp": {"rel_tol": 0.3, "abs_tol": STARVED}}
 
 
 def _claims(n: int) -> list[tuple[str, str, Any]]:
@@ -457,6 +462,12 @@ CAUSES = {
         "than the testbed's (a tenth), while setting (i) agrees: the same sensitivity to TCP's "
         "part of the precedence it shares with UDP as in scenarios 1 and 4."
     ),
+    "udp-dp1-under": (
+        "Cause: under-provisioned, UDP's packets all share DP1 with TCP's out-of-profile ones; "
+        "dsim's UDP keeps about 0.05 Mbit/s more of it than the testbed's, the same "
+        "sensitivity to how TCP presses the precedence it shares with UDP as in scenarios 1 "
+        "and 4, seen from the other side."
+    ),
     "follows-excess": (
         "Cause: follows from the TCP share-of-excess cells of scenarios 1, 2 and 4 (Y in dsim, "
         "see af-s1, af-s2, af-s4): with them those rows meet five criteria."
@@ -469,7 +480,10 @@ EXPLAINED = {
     ("af-s4", "table3-excess-tcp"): "udp-out-losses",
     ("af-s1", "non-overlap-udp-0.25"): "udp-out-losses",
     ("af-s1", "overlap-udp-0.25"): "udp-out-losses",
+    ("af-s2", "overlap-udp-1.5"): "udp-dp1-under",
     ("af-s3", "overlap-udp-1.5"): "dp2-overlap",
+    ("af-s5", "overlap-udp-0.25"): "dp2-overlap",
+    ("af-s5", "overlap-udp-1.5"): "dp2-overlap",
     ("af-s3", "udp-out-discarded"): "dp2-overlap",
     ("af-s3", "table3-target-udp"): "dp2-overlap",
     ("af-s6", "table3-excess-udp"): "dp2-overlap",
@@ -507,7 +521,7 @@ def _scenario_body(n: int):
                         published=_type_mean(pub, kind, t),
                         simulated=_per_rep(runs[m], kind, t),
                         unit="Mbit/s",
-                        abs_tol=0.15,
+                        **NUMBER_BAND[kind],
                     )
         alt_runs = None
         if uses_dp2(n):
