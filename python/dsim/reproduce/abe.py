@@ -72,6 +72,9 @@ ABE10_UDP_DELAY_MS = 6.0
 LOSS_REL, LOSS_ABS = 0.5, 1.0
 TPUT_REL = 0.05
 DELAY_REL = 0.5
+#: The flat FIFO's delay: 25 %, since 50 % of 400 ms reaches 600 ms, the drain time of the
+#: 75 KB buffer at 1 Mbit/s, so that band could only be missed from below.
+FLAT_DELAY_REL = 0.25
 
 #: Testbed geometry (abe.toml): access delays of hosts 1-4, bottleneck, receivers' links.
 ACCESS_MS = {1: 20.0, 2: 40.0, 3: 60.0, 4: 80.0}
@@ -290,7 +293,12 @@ def abe_t1_t2(ctx: Context) -> None:
             published=FLAT_UDP_DELAY_MS,
             simulated=sim[(n, "flat")]["green_wait_ms"],
             unit="ms",
-            rel_tol=DELAY_REL,
+            rel_tol=FLAT_DELAY_REL,
+            note=(
+                "a FIFO's delay is its mean occupancy over the link rate: dsim's blue TCP keep the 75 KB "
+                "buffer 80-90 % full (480-550 ms), the testbed's about two thirds (400 ms); the document "
+                "gives one rounded figure for every row and not its hosts' TCP windows"
+            ),
         )
     ctx.table("Table 1: green loss rate % (90 % CI)", _side_by_side(TABLE1, sim, "green_loss_pct", "blue TCP", v1))
     ctx.table("Table 2: blue aggregate throughput kbit/s (90 % CI)", _side_by_side(TABLE2, sim, "blue_kbps", "blue TCP", v2))
@@ -545,20 +553,15 @@ def abe_transparency(ctx: Context) -> None:
                     simulated=f"{m_b:.1f} -> {m_g:.1f} kbit/s",
                 )
             else:
-                ctx.claim(
-                    f"g-only-insufficient-{tag}",
-                    f"{n_blue} blue, d = {d}, loop on g alone: g falls to about 0 and the green source still gets more than as blue",
-                    qg["dsd_g"].max() < 0.05 and ratio.mean() > 1.0,
-                    published="(dsim's finding: g delays green by at most d; sched/dsd/control.rs)",
-                    simulated=f"g at the end {qg['dsd_g'].max():.2f}, green/blue {ratio.mean():.2f}",
+                # dsim's own finding, not the document's: reported, not scored.
+                ctx.note(
+                    f"{n_blue} blue, d = {d}, loop on g alone (dsim's design question, not a claim of the "
+                    f"document): g ends at {qg['dsd_g'].max():.2f} and the green source still gets "
+                    f"{ratio.mean():.2f} times its blue throughput: g delays green by at most d, too "
+                    "little to offset its lower loss (sched/dsd/control.rs)."
                 )
-    ctx.claim(
-        "g-in-range",
-        "the control loop keeps g in [0, 1] at every period",
-        0.0 <= g_range[0] and g_range[1] <= 1.0,
-        published="g in [0, 1] (section 5.1)",
-        simulated=f"[{g_range[0]:.2f}, {g_range[1]:.2f}]",
-    )
+    # g in [0, 1] holds by construction (control.rs clamps it; unit-tested there): shown, not scored.
+    ctx.note(f"The control loop's g over every period of these runs: [{g_range[0]:.2f}, {g_range[1]:.2f}].")
     table = pd.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
     ctx.table("Throughput transparency: test TFRC source entirely blue vs entirely green (kbit/s, means)", table.round(3))
     ctx.figure("transparency", _transparency_figure(table, control_series))
