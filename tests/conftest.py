@@ -77,3 +77,17 @@ def three_hops_builder() -> dsim.Scenario:
 @pytest.fixture
 def builder() -> dsim.Scenario:
     return three_hops_builder()
+
+
+@pytest.fixture
+def refused():
+    """`refused(d, path, rule)`: validating the scenario dict `d` fails at key `path` with a
+    rule containing `rule`."""
+
+    def check(d: dict, path: str, rule: str) -> None:
+        with pytest.raises(dsim.ScenarioError) as info:
+            dsim.Scenario.from_dict(d).validate()
+        assert info.value.path == path, str(info.value)
+        assert rule in info.value.rule, str(info.value)
+
+    return check

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import pytest
 
 import dsim
-from dsim import Scenario, ScenarioError
+from dsim import Scenario
 from dsim.reproduce import registry, run_experiments
 from dsim.reproduce import ras
 
@@ -118,15 +118,10 @@ CASES: list[tuple[str, Edit, str, str]] = [
 
 
 @pytest.mark.parametrize("edit,path,rule", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_validation_errors(edit: Edit, path: str, rule: str) -> None:
+def test_validation_errors(edit: Edit, path: str, rule: str, refused) -> None:
     d = base().to_dict()
     edit(d)
-    sc = Scenario.from_dict(d)
-    with pytest.raises(ScenarioError) as info:
-        sc.validate()
-    e = info.value
-    assert e.path == path, str(e)
-    assert rule in e.rule, str(e)
+    refused(d, path, rule)
 
 
 def test_the_base_scenario_and_the_green_variants_are_valid() -> None:

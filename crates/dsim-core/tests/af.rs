@@ -2,20 +2,10 @@
 //! conditioners in the packet path, MRED classification and protection, policer and
 //! shaper drops, and the result tables they fill.
 
+mod common;
+
+use common::{run, str_col};
 use dsim_core::results::{Column, Table, Tables};
-use dsim_core::scenario::from_toml;
-
-fn run(toml: &str) -> Tables {
-    let sc = from_toml(toml).unwrap_or_else(|e| panic!("{e}"));
-    dsim_core::run(&sc, sc.seed, 1, 1).unwrap()
-}
-
-fn str_col<'a>(t: &'a Table, name: &str) -> &'a [String] {
-    match t.column(name) {
-        Some(Column::Str(v)) => v,
-        other => panic!("no string column {name}: {other:?}"),
-    }
-}
 
 /// The u64 value of `col` in the row where every (key column, value) pair matches.
 fn cell(t: &Table, col: &str, keys: &[(&str, &str)]) -> u64 {

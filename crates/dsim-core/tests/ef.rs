@@ -1,13 +1,10 @@
 //! End-to-end checks of the EF schedulers (RFC 2598 sections 2.1-2.2, appendix A.3) on small
 //! UDP scenarios: what each scheduler must do to a CBR flow, computed by hand.
 
-use dsim_core::results::{Column, Table, Tables};
-use dsim_core::scenario;
+mod common;
 
-fn run(toml: &str) -> Tables {
-    let sc = scenario::from_toml(toml).unwrap_or_else(|e| panic!("{e}"));
-    dsim_core::run(&sc, sc.seed, 1, 1).expect("runs")
-}
+use common::run;
+use dsim_core::results::{Column, Table, Tables};
 
 /// The value of `col` in the row whose `key` column equals `name`.
 fn cell(t: &Table, key: &str, name: &str, col: &str) -> f64 {

@@ -2,20 +2,10 @@
 //! front of a three colour marker at a customer router (shaper -> meter -> marker, one
 //! conditioner), fed by TCP and by CBR.
 
+mod common;
+
+use common::{run, str_col};
 use dsim_core::results::{Column, Table, Tables};
-use dsim_core::scenario::from_toml;
-
-fn run(toml: &str) -> Tables {
-    let sc = from_toml(toml).unwrap_or_else(|e| panic!("{e}"));
-    dsim_core::run(&sc, sc.seed, 1, 1).unwrap()
-}
-
-fn str_col<'a>(t: &'a Table, name: &str) -> &'a [String] {
-    match t.column(name) {
-        Some(Column::Str(v)) => v,
-        other => panic!("no string column {name}: {other:?}"),
-    }
-}
 
 fn row(t: &Table, keys: &[(&str, &str)]) -> usize {
     (0..t.rows())
