@@ -180,6 +180,8 @@ def as_rtt(ctx: Context) -> None:
                 f"With {case} ({int(case.split()[0]) * 2} % of the link subscribed) every AS connection of dsim "
                 "reaches its target, even its longest-RTT one; the document's remark holds in dsim once the "
                 "subscription is high (40 AS, 80 %)."
+                if below == 0
+                else f"With {case} no AS connection of dsim exceeds its target: the subscription leaves too little excess."
             ),
         )
     ten = dep.loc["10 AS"]
