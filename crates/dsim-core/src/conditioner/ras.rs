@@ -495,7 +495,7 @@ impl Ras {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conditioner::tb_shaper::test_held as held;
+    use crate::conditioner::tb_shaper::{DrivenShaper, test_drive, test_held as held};
     use crate::conditioner::{ColorMode, Srtcm, Trtcm};
     use crate::packet::Color;
 
@@ -652,43 +652,49 @@ mod tests {
         assert!((e.rate() - 100_000.0).abs() < 1e-6 * 100_000.0, "{}", e.rate());
     }
 
-    /// Drives a shaper as the simulation does: arrivals (in order) and wake-ups at the
-    /// computed release times; a meter downstream colours each packet as it leaves.
-    /// Returns (packet, departure ns, colour) and the dropped packets.
-    fn drive(ras: &mut Ras, meter: &mut Option<Meter>, arrivals: &[(u64, u32)]) -> (Vec<(u32, u64, Color)>, Vec<u32>) {
-        let mut out = Vec::new();
-        let mut dropped = Vec::new();
-        let mut rng = crate::engine::rng::stream(1, "test");
-        let mut colour = |m: &mut Option<Meter>, size: u32, t: u64| {
-            m.as_mut()
-                .map_or(Color::Green, |m| m.color(size, SimTime(t), Color::Green, &mut rng))
-        };
-        let mut k = 0;
-        let mut now = 0u64;
-        loop {
-            let wake = ras.next_release(SimTime(now), meter.as_ref()).map(|t| t.0);
-            let arr = arrivals.get(k).map(|a| a.0);
-            let t = match (arr, wake) {
-                (Some(a), Some(w)) => a.min(w),
-                (Some(a), None) => a,
-                (None, Some(w)) => w,
-                (None, None) => break,
-            };
-            now = t;
-            if arr == Some(t) {
-                let size = arrivals[k].1;
-                match ras.offer(held(k as u32, size, SimTime(t)), SimTime(t), meter.as_ref()) {
-                    Offer::PassNow => out.push((k as u32, t, colour(meter, size, t))),
-                    Offer::Queued => {}
-                    Offer::Overflow => dropped.push(k as u32),
-                }
-                k += 1;
-            } else {
-                while let Some(h) = ras.release(SimTime(t), meter.as_ref()) {
-                    out.push((h.id.0, t, colour(meter, h.size, t)));
-                }
-            }
+    /// A RAS with the meter downstream of it, which colours each packet as it leaves.
+    struct Metered<'a> {
+        ras: &'a mut Ras,
+        meter: &'a mut Option<Meter>,
+        rng: crate::engine::rng::Rng,
+        colours: Vec<Color>,
+    }
+
+    impl DrivenShaper for Metered<'_> {
+        fn next_release(&mut self, now: SimTime) -> Option<SimTime> {
+            self.ras.next_release(now, self.meter.as_ref())
         }
+        fn offer(&mut self, h: Held, now: SimTime) -> Offer {
+            self.ras.offer(h, now, self.meter.as_ref())
+        }
+        fn release(&mut self, now: SimTime) -> Option<Held> {
+            self.ras.release(now, self.meter.as_ref())
+        }
+        fn on_leave(&mut self, size: u32, now: SimTime) {
+            let c = self
+                .meter
+                .as_mut()
+                .map_or(Color::Green, |m| m.color(size, now, Color::Green, &mut self.rng));
+            self.colours.push(c);
+        }
+    }
+
+    /// Drives a shaper as the simulation does (tb_shaper::test_drive), a meter downstream
+    /// colouring each packet as it leaves. Returns (packet, departure ns, colour) and the
+    /// dropped packets.
+    fn drive(ras: &mut Ras, meter: &mut Option<Meter>, arrivals: &[(u64, u32)]) -> (Vec<(u32, u64, Color)>, Vec<u32>) {
+        let mut m = Metered {
+            ras,
+            meter,
+            rng: crate::engine::rng::stream(1, "test"),
+            colours: Vec::new(),
+        };
+        let (out, dropped) = test_drive(&mut m, arrivals);
+        let out = out
+            .into_iter()
+            .zip(m.colours)
+            .map(|((id, t, _), c)| (id, t, c))
+            .collect();
         (out, dropped)
     }
 

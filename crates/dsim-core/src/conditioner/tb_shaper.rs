@@ -142,46 +142,74 @@ pub(crate) fn test_held(i: u32, size: u32, now: SimTime) -> Held {
     }
 }
 
+/// A shaper as the shaper tests drive it: offers, wake-ups and releases, and what happens
+/// to a packet as it leaves (a downstream meter colours it).
+#[cfg(test)]
+pub(crate) trait DrivenShaper {
+    fn next_release(&mut self, now: SimTime) -> Option<SimTime>;
+    fn offer(&mut self, h: Held, now: SimTime) -> Offer;
+    fn release(&mut self, now: SimTime) -> Option<Held>;
+    fn on_leave(&mut self, _size: u32, _now: SimTime) {}
+}
+
+/// Drives a shaper the way the simulation does: offers at the given (time ns, size)
+/// instants, releases at each computed wake-up (arrivals first on ties, as they were
+/// scheduled earlier). Returns (packet, departure ns, size) and the dropped packets.
+#[cfg(test)]
+pub(crate) fn test_drive(sh: &mut impl DrivenShaper, arrivals: &[(u64, u32)]) -> (Vec<(u32, u64, u32)>, Vec<u32>) {
+    let (mut out, mut dropped) = (Vec::new(), Vec::new());
+    let (mut k, mut now) = (0, 0u64);
+    loop {
+        let wake = sh.next_release(SimTime(now)).map(|t| t.0);
+        let arr = arrivals.get(k).map(|a| a.0);
+        let t = match (arr, wake) {
+            (Some(a), Some(w)) => a.min(w),
+            (Some(a), None) => a,
+            (None, Some(w)) => w,
+            (None, None) => break,
+        };
+        now = t;
+        if arr == Some(t) {
+            let size = arrivals[k].1;
+            match sh.offer(test_held(k as u32, size, SimTime(t)), SimTime(t)) {
+                Offer::PassNow => {
+                    sh.on_leave(size, SimTime(t));
+                    out.push((k as u32, t, size));
+                }
+                Offer::Queued => {}
+                Offer::Overflow => dropped.push(k as u32),
+            }
+            k += 1;
+        } else {
+            while let Some(h) = sh.release(SimTime(t)) {
+                sh.on_leave(h.size, SimTime(t));
+                out.push((h.id.0, t, h.size));
+            }
+        }
+    }
+    (out, dropped)
+}
+
+#[cfg(test)]
+impl DrivenShaper for TbShaper {
+    fn next_release(&mut self, now: SimTime) -> Option<SimTime> {
+        TbShaper::next_release(self, now)
+    }
+    fn offer(&mut self, h: Held, now: SimTime) -> Offer {
+        TbShaper::offer(self, h, now)
+    }
+    fn release(&mut self, now: SimTime) -> Option<Held> {
+        TbShaper::release(self, now)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::test_held as held;
     use super::*;
     use crate::time::Duration;
 
-    /// Drives the shaper the way the simulation does: offers at the given instants,
-    /// releases at each computed wake-up; returns (packet, departure time, size).
     fn drive(sh: &mut TbShaper, arrivals: &[(u64, u32)]) -> (Vec<(u32, u64, u32)>, Vec<u32>) {
-        let mut out = Vec::new();
-        let mut dropped = Vec::new();
-        let mut k = 0;
-        let mut now = 0u64;
-        loop {
-            // Next event: the next arrival or the head's release, whichever is first
-            // (arrivals first on ties, as they were scheduled earlier).
-            let wake = sh.next_release(SimTime(now)).map(|t| t.0);
-            let arr = arrivals.get(k).map(|a| a.0);
-            let t = match (arr, wake) {
-                (Some(a), Some(w)) => a.min(w),
-                (Some(a), None) => a,
-                (None, Some(w)) => w,
-                (None, None) => break,
-            };
-            now = t;
-            if arr == Some(t) {
-                let (_, size) = arrivals[k];
-                match sh.offer(held(k as u32, size, SimTime(t)), SimTime(t)) {
-                    Offer::PassNow => out.push((k as u32, t, size)),
-                    Offer::Queued => {}
-                    Offer::Overflow => dropped.push(k as u32),
-                }
-                k += 1;
-            } else {
-                while let Some(h) = sh.release(SimTime(t)) {
-                    out.push((h.id.0, t, h.size));
-                }
-            }
-        }
-        (out, dropped)
+        test_drive(sh, arrivals)
     }
 
     #[test]
@@ -199,7 +227,10 @@ mod tests {
     #[test]
     fn oversize_packet_is_refused() {
         let mut sh = TbShaper::new(Rate(8000), Bytes(1000), Limit::Packets(10));
-        assert_eq!(sh.offer(held(0, 1001, SimTime::ZERO), SimTime::ZERO), Offer::Overflow);
+        assert_eq!(
+            sh.offer(test_held(0, 1001, SimTime::ZERO), SimTime::ZERO),
+            Offer::Overflow
+        );
     }
 
     #[test]
