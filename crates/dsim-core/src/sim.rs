@@ -414,12 +414,23 @@ impl Simulation {
             }
         }
         self.drop_from_queue(p);
-        if self.net.ports[p as usize].transmitting.is_none() {
+        let port = &mut self.net.ports[p as usize];
+        if port.tx_pending || port.qdisc.len_packets() == 0 {
+            // The end of the current transmission is scheduled and will take the next
+            // packet, or nothing waits.
+        } else if port.busy_until <= now {
             self.transmit_next(p);
+        } else {
+            // Sending a packet that found the queue empty: its end had no event.
+            port.tx_pending = true;
+            self.events.push(port.busy_until, Event::TxDone(p));
         }
     }
 
-    /// The link of port `p` is free: serialize the next packet the discipline gives.
+    /// The link of port `p` is free: serialize the next packet the discipline gives. The
+    /// packet enters the wire now, due at the far node after serialization and propagation
+    /// (or is lost on it); the end of its transmission is an event only if another packet
+    /// waits for the link.
     fn transmit_next(&mut self, p: PortId) {
         let (now, w) = (self.now, self.window);
         let port = &mut self.net.ports[p as usize];
@@ -434,36 +445,25 @@ impl Simulation {
             let pkt = &self.pkts[id];
             let (queue, prec, size) = (pkt.queue, pkt.precedence, pkt.size);
             port.class_stats(queue, prec).on_removed(&w, now, size, None);
-            port.transmitting = Some(id);
-            let done = now + port.rate.tx_time(size as u64);
-            self.events.push(done, Event::TxDone(p));
+            port.busy_until = now + port.rate.tx_time(size as u64);
+            if port.qdisc.len_packets() > 0 {
+                port.tx_pending = true;
+                self.events.push(port.busy_until, Event::TxDone(p));
+            }
             if !port.capture_tx.is_empty() {
                 let taps = std::mem::take(&mut port.capture_tx);
                 self.capture(&taps, id);
                 self.net.ports[p as usize].capture_tx = taps;
             }
+            self.put_on_wire(p, id);
         }
         self.drop_from_queue(p);
     }
 
-    /// Counts and frees the queued packets the discipline of port `p` dropped while acting.
-    fn drop_from_queue(&mut self, p: PortId) {
-        while let Some((id, cause)) = self.scratch.pop() {
-            let (now, w) = (self.now, self.window);
-            let pkt = &self.pkts[id];
-            let (queue, prec, size) = (pkt.queue, pkt.precedence, pkt.size);
-            self.net.ports[p as usize]
-                .class_stats(queue, prec)
-                .on_removed(&w, now, size, Some(cause));
-            self.drop(id, DropSite::Port(p), cause);
-        }
-    }
-
-    /// The last bit left port `p`: the packet propagates (or is lost on the wire).
-    fn on_tx_done(&mut self, p: PortId) {
+    /// Packet `id` leaves port `p`: it propagates to the far node, or is lost on the wire.
+    fn put_on_wire(&mut self, p: PortId, id: PktId) {
         let now = self.now;
         let port = &mut self.net.ports[p as usize];
-        let id = port.transmitting.take().expect("TxDone for an idle port");
         let mut lost = match &mut port.loss {
             Some((prob, rng)) => (rng.random::<f64>() < *prob).then_some(DropCause::LinkLoss),
             None => None,
@@ -479,12 +479,38 @@ impl Simulation {
             port.class_stats(queue, prec).on_refused(&self.window, now, cause, size);
             self.drop(id, DropSite::Port(p), cause);
         } else {
-            let arrival = now + port.delay;
+            let arrival = port.busy_until + port.delay;
             port.in_flight.push_back((arrival, id));
             if port.in_flight.len() == 1 {
                 self.events.push(arrival, Event::Arrival(p));
             }
         }
+    }
+
+    /// Counts and frees the queued packets the discipline of port `p` dropped while acting.
+    #[inline]
+    fn drop_from_queue(&mut self, p: PortId) {
+        if !self.scratch.is_empty() {
+            self.count_queue_drops(p);
+        }
+    }
+
+    #[cold]
+    fn count_queue_drops(&mut self, p: PortId) {
+        while let Some((id, cause)) = self.scratch.pop() {
+            let (now, w) = (self.now, self.window);
+            let pkt = &self.pkts[id];
+            let (queue, prec, size) = (pkt.queue, pkt.precedence, pkt.size);
+            self.net.ports[p as usize]
+                .class_stats(queue, prec)
+                .on_removed(&w, now, size, Some(cause));
+            self.drop(id, DropSite::Port(p), cause);
+        }
+    }
+
+    /// The last bit of port `p`'s packet left while another waits: send it.
+    fn on_tx_done(&mut self, p: PortId) {
+        self.net.ports[p as usize].tx_pending = false;
         self.transmit_next(p);
     }
 

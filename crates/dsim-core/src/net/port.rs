@@ -4,6 +4,13 @@
 //! in flight for the propagation delay. Because every packet of a port sees the same delay,
 //! packets arrive at the far end in the order they left: the in-flight packets are a FIFO
 //! "pipe", and only its head needs an event in the future event list.
+//!
+//! A packet enters the pipe when its transmission starts (its arrival time is known then:
+//! start + serialization + propagation). The end of a transmission needs an event only if
+//! a packet is waiting for the link then: a port whose queue is empty when it starts
+//! sending schedules nothing, and the next packet to arrive finds the link free
+//! (`busy_until` past) or schedules the end of the current transmission itself. On a
+//! lightly loaded link this saves one event per packet.
 
 use std::collections::VecDeque;
 
@@ -26,8 +33,10 @@ pub struct Port {
     pub rng: Rng,
     /// Random loss of this direction: probability and its own stream.
     pub loss: Option<(f64, Rng)>,
-    /// The packet being serialized, if any.
-    pub transmitting: Option<PktId>,
+    /// End of the current (or last) transmission: the link is busy before this time.
+    pub busy_until: SimTime,
+    /// An end-of-transmission event is pending (a packet waits for the link).
+    pub tx_pending: bool,
     /// Packets propagating on the wire with their arrival times, oldest first.
     pub in_flight: VecDeque<(SimTime, PktId)>,
     /// Counters per (queue, precedence), index `queue * precedences + precedence`.
