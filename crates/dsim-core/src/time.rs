@@ -84,8 +84,14 @@ impl Rate {
     /// Time to serialize `bytes` at this rate, rounded to the nearest nanosecond.
     pub fn tx_time(self, bytes: u64) -> Duration {
         debug_assert!(self.0 > 0);
+        // In 64 bits when they suffice (every packet size): a 128-bit division is a
+        // library call, and this runs for every packet at every hop.
+        let r = self.0;
+        if let Some(n) = bytes.checked_mul(8 * NS_PER_SEC).and_then(|b| b.checked_add(r / 2)) {
+            return Duration(n / r);
+        }
         let bits_ns = bytes as u128 * 8 * NS_PER_SEC as u128;
-        let r = self.0 as u128;
+        let r = r as u128;
         Duration(((bits_ns + r / 2) / r) as u64)
     }
     /// Bytes this rate delivers in `d` (floor).
@@ -466,6 +472,15 @@ mod tests {
         assert_eq!(Rate(1_500_000).tx_time(1500), Duration(8_000_000));
         // 576 B at 50 Mbit/s = 92.16 us
         assert_eq!(Rate(50_000_000).tx_time(576), Duration(92_160));
+    }
+
+    #[test]
+    fn transmission_time_rounds_to_nearest_in_either_width() {
+        // 1 B at 3 bit/s = 2.666... s; 1 B at 16 Gbit/s = 0.5 ns, rounded up.
+        assert_eq!(Rate(3).tx_time(1), Duration(2_666_666_667));
+        assert_eq!(Rate(16_000_000_000).tx_time(1), Duration(1));
+        // 3 GB at 2 bit/s: 2.4e19 bit-ns overflows 64 bits; the 128-bit path gives 1.2e10 s.
+        assert_eq!(Rate(2).tx_time(3_000_000_000), Duration(12_000_000_000_000_000_000));
     }
 
     #[test]

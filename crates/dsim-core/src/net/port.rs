@@ -41,6 +41,9 @@ pub struct Port {
     pub in_flight: VecDeque<(SimTime, PktId)>,
     /// Counters per (queue, precedence), index `queue * precedences + precedence`.
     pub stats: Vec<ClassStats>,
+    /// The discipline's drop precedences per queue (`qdisc.precedences()`, kept here: it
+    /// indexes `stats` at every enqueue and dequeue).
+    pub precedences: u8,
     /// Scripted drops of this direction, if any (see [`super::scripted`]).
     pub scripted: Option<Box<ScriptedDrops>>,
     /// Captures (indices into the simulation's captures) that record the packets this
@@ -52,7 +55,7 @@ pub struct Port {
 impl Port {
     #[inline]
     pub fn class_stats(&mut self, queue: u8, precedence: u8) -> &mut ClassStats {
-        let i = queue as usize * self.qdisc.precedences() + precedence as usize;
+        let i = queue as usize * self.precedences as usize + precedence as usize;
         &mut self.stats[i]
     }
 }

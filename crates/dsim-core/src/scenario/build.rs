@@ -193,7 +193,8 @@ fn build_port(
             "a loss probability must be below 1 (1 would lose every packet)",
         );
     }
-    let stats = vec![ClassStats::default(); qdisc.queues() * qdisc.precedences()];
+    let precedences = qdisc.precedences();
+    let stats = vec![ClassStats::default(); qdisc.queues() * precedences];
     Ok(Port {
         rng: stream(seed, &format!("queue:{name}")),
         loss: (loss.0 > 0.0).then(|| (loss.0, stream(seed, &format!("loss:{name}")))),
@@ -207,6 +208,7 @@ fn build_port(
         tx_pending: false,
         in_flight: Default::default(),
         stats,
+        precedences: precedences as u8,
         scripted: None,
         capture_tx: Vec::new(),
         capture_rx: Vec::new(),
