@@ -194,11 +194,7 @@ impl Simulation {
             self.start();
         }
         let until = until.min(self.end);
-        while let Some(t) = self.events.peek_time() {
-            if t >= until {
-                break;
-            }
-            let (t, ev) = self.events.pop().expect("peeked");
+        while let Some((t, ev)) = self.events.pop_before(until) {
             debug_assert!(t >= self.now, "event in the past");
             self.now = t;
             self.events_processed += 1;

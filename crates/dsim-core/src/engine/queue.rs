@@ -219,6 +219,13 @@ impl EventQueue {
     /// Moves into the calendar the heap's events that its window now reaches.
     #[inline]
     fn admit_far(&mut self) {
+        if slot(self.far_min) - slot(self.last) < SLOTS as u64 {
+            self.admit_far_now();
+        }
+    }
+
+    #[cold]
+    fn admit_far_now(&mut self) {
         while slot(self.far_min) - slot(self.last) < SLOTS as u64 {
             let f = self.far.pop().expect("far_min is the heap's earliest");
             self.insert(f.time, f.event);
@@ -226,9 +233,9 @@ impl EventQueue {
         }
     }
 
-    /// When the next event is due. After this, nothing may be scheduled before that time.
+    /// The index of the next event's slot, its time made `last`; None if nothing is pending.
     #[inline]
-    pub fn peek_time(&mut self) -> Option<SimTime> {
+    fn advance(&mut self) -> Option<usize> {
         if self.len == 0 {
             return None;
         }
@@ -242,16 +249,33 @@ impl EventQueue {
             }
         };
         self.last = self.nodes[self.head[i] as usize].time;
-        if self.far_min != u64::MAX {
-            self.admit_far();
-        }
-        Some(SimTime(self.last))
+        self.admit_far();
+        Some(i)
+    }
+
+    /// When the next event is due. After this, nothing may be scheduled before that time.
+    #[inline]
+    pub fn peek_time(&mut self) -> Option<SimTime> {
+        self.advance().map(|_| SimTime(self.last))
     }
 
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
-        let t = self.peek_time()?;
-        let i = index(t.0);
+        let i = self.advance()?;
+        Some(self.take_head(i))
+    }
+
+    /// The next event if it is due before `until` (then nothing may be scheduled before
+    /// its time); None otherwise.
+    #[inline]
+    pub fn pop_before(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
+        let i = self.advance()?;
+        (self.last < until.0).then(|| self.take_head(i))
+    }
+
+    /// Removes the first event of index `i`'s list (the next event, due at `last`).
+    #[inline]
+    fn take_head(&mut self, i: usize) -> (SimTime, Event) {
         let n = self.head[i];
         let node = self.nodes[n as usize];
         self.head[i] = node.next;
@@ -265,7 +289,7 @@ impl EventQueue {
         self.nodes[n as usize].next = self.free;
         self.free = n;
         self.len -= 1;
-        Some((t, node.event))
+        (SimTime(node.time), node.event)
     }
 
     pub fn len(&self) -> usize {
@@ -300,6 +324,19 @@ mod tests {
                 (SimTime(5), Event::App(5)),
             ]
         );
+    }
+
+    #[test]
+    fn pop_before_stops_at_the_bound() {
+        let mut q = EventQueue::default();
+        q.push(SimTime(10), Event::App(2));
+        q.push(SimTime(5), Event::App(1));
+        assert_eq!(q.pop_before(SimTime(7)), Some((SimTime(5), Event::App(1))));
+        assert_eq!(q.pop_before(SimTime(7)), None);
+        assert_eq!(q.pop_before(SimTime(10)), None, "the bound is exclusive");
+        assert_eq!(q.pop_before(SimTime(11)), Some((SimTime(10), Event::App(2))));
+        assert_eq!(q.pop_before(SimTime(11)), None);
+        assert!(q.is_empty());
     }
 
     proptest::proptest! {
