@@ -59,6 +59,10 @@ pub struct Packet {
     pub ecn: Ecn,
     /// TCP header fields; all zero for UDP datagrams.
     pub tcp: TcpHeader,
+    /// While the packet propagates on a link: the packet that left the port after it, and
+    /// when that one reaches the far node. The link's FIFO threads through its packets, so
+    /// an arrival reads the packet it delivers and nothing else.
+    pub wire_next: Option<(PktId, SimTime)>,
 }
 
 /// The colour a meter gives a packet: RFC 2697 / RFC 2698 green, yellow, red. A

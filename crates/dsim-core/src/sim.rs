@@ -476,9 +476,16 @@ impl Simulation {
             self.drop(id, DropSite::Port(p), cause);
         } else {
             let arrival = port.busy_until + port.delay;
-            port.in_flight.push_back((arrival, id));
-            if port.in_flight.len() == 1 {
-                self.events.push(arrival, Event::Arrival(p));
+            self.pkts[id].wire_next = None;
+            match &mut port.wire {
+                Some((_, last)) => {
+                    let prev = std::mem::replace(last, id);
+                    self.pkts[prev].wire_next = Some((id, arrival));
+                }
+                None => {
+                    port.wire = Some((id, id));
+                    self.events.push(arrival, Event::Arrival(p));
+                }
             }
         }
     }
@@ -513,9 +520,13 @@ impl Simulation {
     /// The oldest packet on port `p`'s wire reaches the far node.
     fn on_arrival(&mut self, p: PortId) {
         let port = &mut self.net.ports[p as usize];
-        let (_, id) = port.in_flight.pop_front().expect("Arrival with nothing in flight");
-        if let Some(&(next, _)) = port.in_flight.front() {
-            self.events.push(next, Event::Arrival(p));
+        let (id, last) = port.wire.expect("Arrival with nothing in flight");
+        match self.pkts[id].wire_next {
+            Some((next, at)) => {
+                port.wire = Some((next, last));
+                self.events.push(at, Event::Arrival(p));
+            }
+            None => port.wire = None,
         }
         let peer = port.peer;
         if !port.capture_rx.is_empty() {

@@ -12,8 +12,6 @@
 //! (`busy_until` past) or schedules the end of the current transmission itself. On a
 //! lightly loaded link this saves one event per packet.
 
-use std::collections::VecDeque;
-
 use super::scripted::ScriptedDrops;
 use crate::engine::rng::Rng;
 use crate::packet::{NodeId, PktId};
@@ -37,8 +35,9 @@ pub struct Port {
     pub busy_until: SimTime,
     /// An end-of-transmission event is pending (a packet waits for the link).
     pub tx_pending: bool,
-    /// Packets propagating on the wire with their arrival times, oldest first.
-    pub in_flight: VecDeque<(SimTime, PktId)>,
+    /// Packets propagating on the wire, oldest first: the first and the last; each packet
+    /// links to the next (`Packet::wire_next`).
+    pub wire: Option<(PktId, PktId)>,
     /// Counters per (queue, precedence), index `queue * precedences + precedence`.
     pub stats: Vec<ClassStats>,
     /// The discipline's drop precedences per queue (`qdisc.precedences()`, kept here: it

@@ -206,7 +206,7 @@ fn build_port(
         qdisc,
         busy_until: SimTime::ZERO,
         tx_pending: false,
-        in_flight: Default::default(),
+        wire: None,
         stats,
         precedences: precedences as u8,
         scripted: None,
