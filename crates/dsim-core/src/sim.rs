@@ -385,6 +385,10 @@ impl Simulation {
     fn enqueue(&mut self, p: PortId, id: PktId) {
         let (now, w) = (self.now, self.window);
         let port = &mut self.net.ports[p as usize];
+        if !port.tx_pending && port.busy_until <= now && port.qdisc.len_packets() == 0 {
+            // The link went free with nothing to send (no event marked that moment).
+            port.qdisc.on_link_idle();
+        }
         port.qdisc.classify(&mut self.pkts, id);
         let pkt = &mut self.pkts[id];
         pkt.enqueued_at = now;

@@ -253,12 +253,6 @@ impl EventQueue {
         Some(i)
     }
 
-    /// When the next event is due. After this, nothing may be scheduled before that time.
-    #[inline]
-    pub fn peek_time(&mut self) -> Option<SimTime> {
-        self.advance().map(|_| SimTime(self.last))
-    }
-
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
         let i = self.advance()?;

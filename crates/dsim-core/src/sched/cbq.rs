@@ -76,6 +76,14 @@ impl RoundRobin {
         }
     }
 
+    /// The link found nothing to send.
+    #[inline]
+    fn on_link_idle(&mut self) {
+        if let RoundRobin::Wrr(w) = self {
+            w.end_visit();
+        }
+    }
+
     /// A packet left queue `q` (by priority or by the round robin).
     #[inline]
     fn after_dequeue(&mut self, q: usize, classes: &ClassQueues) {
@@ -113,6 +121,12 @@ impl Cbq {
             self.rr.on_admitted(class);
         }
         v
+    }
+
+    /// The link found nothing to send: the round robin's visit in progress ends.
+    #[inline]
+    pub fn on_link_idle(&mut self) {
+        self.rr.on_link_idle();
     }
 
     #[inline]

@@ -147,6 +147,21 @@ impl Qdisc {
         }
     }
 
+    /// The port's link finished sending and found the discipline empty. The port calls
+    /// this instead of a `dequeue` that would return nothing (it schedules no event at the
+    /// end of a transmission nobody waits for), before the next packet is offered; the
+    /// round robins end their visit in progress, as an empty `dequeue` does.
+    #[inline]
+    pub fn on_link_idle(&mut self) {
+        match self {
+            Qdisc::Wrr(s) => s.rr.end_visit(),
+            Qdisc::Cbq(s) => s.on_link_idle(),
+            // No state moves on an empty dequeue: FIFO, priority, DRR (its active list is
+            // empty); DSD's control loop catches up at its next call.
+            Qdisc::Fifo(_) | Qdisc::Priority(_) | Qdisc::Drr(_) | Qdisc::Dsd(_) => {}
+        }
+    }
+
     pub fn len_packets(&self) -> usize {
         match self {
             Qdisc::Fifo(q) => q.queue.fifo.len_packets(),

@@ -13,9 +13,10 @@
 //!   `dequeue` call (it may have emptied during the visit); the scheduler then moves to the
 //!   next queue in cyclic order that holds a packet and starts a new visit there. An empty
 //!   queue is skipped: it is passed over without using any service or keeping any credit;
-//! - when every queue is empty `dequeue` returns nothing and the visit in progress ends;
-//!   the next packet to arrive is served at once and the scan for the next visit starts
-//!   after the queue of the ended visit.
+//! - when every queue is empty `dequeue` returns nothing and the visit in progress ends
+//!   (the port tells the scheduler when its link finds nothing to send, the moment it
+//!   would have asked: `Qdisc::on_link_idle`); the next packet to arrive is served at once
+//!   and the scan for the next visit starts after the queue of the ended visit.
 //!
 //! With every queue backlogged, each round serves exactly w_i packets of queue i, so queue
 //! i gets w_i / sum(w) of the packets and, with packet sizes s_i, the bandwidth share
@@ -56,6 +57,13 @@ impl WrrState {
         &self.weights
     }
 
+    /// Ends the visit in progress: every queue is empty, at a `dequeue` call or when the
+    /// link finds nothing to send ([`super::Qdisc::on_link_idle`]).
+    #[inline]
+    pub fn end_visit(&mut self) {
+        self.served = self.weights[self.current];
+    }
+
     /// The queue the next packet must come from, or None when all are empty. Counts the
     /// packet as served in the visit.
     #[inline]
@@ -72,7 +80,7 @@ impl WrrState {
                     self.served = 0;
                 }
                 None => {
-                    self.served = self.weights[self.current];
+                    self.end_visit();
                     return None;
                 }
             }
@@ -188,6 +196,23 @@ mod tests {
         h.offer(&mut q, t, D[1], 100, 0xe);
         assert_eq!(h.take(&mut q, t).map(|x| x.1), Some(0xe));
         assert_eq!(h.take(&mut q, t), None);
+    }
+
+    #[test]
+    fn an_idle_link_ends_the_visit_in_progress() {
+        // Weights 3, 1. Queue 0: a, served (visit 0 has 2 packets left); the link then finds
+        // nothing to send. b arrives in queue 0 and x in queue 1: the ended visit does not
+        // resume, the scan starts after queue 0: x, then b.
+        let mut q = wrr(&[3, 1]);
+        let mut h = Harness::new();
+        let t = SimTime::ZERO;
+        h.offer(&mut q, t, D[0], 100, 0xa);
+        assert_eq!(h.take(&mut q, t).map(|x| x.1), Some(0xa));
+        q.on_link_idle();
+        h.offer(&mut q, t, D[0], 100, 0xb);
+        h.offer(&mut q, t, D[1], 100, 0x1);
+        let order: Vec<u64> = std::iter::from_fn(|| h.take(&mut q, t)).map(|x| x.1).collect();
+        assert_eq!(order, vec![0x1, 0xb]);
     }
 
     #[test]
