@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             con.print("[yellow]ns-3 headers not found (`make bench-peers` installs ns3 and libns3-dev); skipping it[/]")
     info = bench.machine_info()
-    con.print(f"{info['date']}; {info['machine']}; load average {info['load_avg_1_5_15']}", soft_wrap=True)
+    con.print(f"{info['date']}; {info['machine']}; dsim build: {info['build']}; load average {info['load_avg_1_5_15']}", soft_wrap=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.flows:
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             md.append("| " + " | ".join(cells) + " |")
     con.print(table)
     note = (
-        f"Machine: {info['machine']}; load average {info['load_avg_1_5_15']} before, {info['load_avg_1_5_15_after']} after "
+        f"Machine: {info['machine']}; dsim build: {info['build']}; load average {info['load_avg_1_5_15']} before, {info['load_avg_1_5_15_after']} after "
         f"(other jobs may share the cores: compare the CPU columns). Wall and CPU: medians of {args.dsim_repeat} dsim runs and {args.repeat} peer run(s); "
         "peak MB: ru_maxrss of the process. wall / dsim: the peer's wall time over dsim's on the same network."
     )

@@ -481,7 +481,7 @@ def machine_info() -> dict[str, Any]:
                 break
     except OSError:
         pass
-    from . import __version__
+    from . import __version__, _dsim
 
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     return {
@@ -489,6 +489,8 @@ def machine_info() -> dict[str, Any]:
         "machine": f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
         "python": platform.python_version(),
         "dsim": __version__,
+        # Profile-guided optimization (`make build`; docs/performance.md, "Build").
+        "build": "release + PGO" if getattr(_dsim, "__pgo__", False) else "release",
         "load_avg_1_5_15": [round(x, 2) for x in load],
     }
 

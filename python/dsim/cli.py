@@ -439,7 +439,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     jobs = args.jobs or cores()
     con = _console()
     info = bench.machine_info()
-    con.print(f"dsim {info['dsim']} on {info['machine']}; {info['date']}; load average {info['load_avg_1_5_15']}", soft_wrap=True)
+    con.print(f"dsim {info['dsim']} ({info['build']}) on {info['machine']}; {info['date']}; load average {info['load_avg_1_5_15']}", soft_wrap=True)
     start = time.perf_counter()
 
     def on_run(b, r, run) -> None:

@@ -361,6 +361,8 @@ fn bench_run<'py>(py: Python<'py>, toml: &str, seed: u64, port: &str) -> PyResul
 #[pymodule]
 fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", dsim_core::VERSION)?;
+    // `make build` sets DSIM_PGO=1 when it compiles with profile-guided optimization.
+    m.add("__pgo__", option_env!("DSIM_PGO") == Some("1"))?;
     m.add_class::<ArrowTable>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_toml, m)?)?;
