@@ -385,7 +385,8 @@ impl Simulation {
     fn enqueue(&mut self, p: PortId, id: PktId) {
         let (now, w) = (self.now, self.window);
         let port = &mut self.net.ports[p as usize];
-        if !port.tx_pending && port.busy_until <= now && port.qdisc.len_packets() == 0 {
+        let link_free = !port.tx_pending && port.busy_until <= now;
+        if link_free && port.qdisc.len_packets() == 0 {
             // The link went free with nothing to send (no event marked that moment).
             port.qdisc.on_link_idle();
         }
@@ -393,6 +394,10 @@ impl Simulation {
         let pkt = &mut self.pkts[id];
         pkt.enqueued_at = now;
         let (queue, prec, size, ecn) = (pkt.queue, pkt.precedence, pkt.size, pkt.ecn);
+        if link_free && port.qdisc.passes_straight_through(size) {
+            port.class_stats(queue, prec).on_passed_through(&w, now, size);
+            return self.start_transmission(p, id);
+        }
         port.class_stats(queue, prec).on_arrival(&w, now, size);
         let mut ctx = QueueCtx {
             now,
@@ -445,26 +450,33 @@ impl Simulation {
             let pkt = &self.pkts[id];
             let (queue, prec, size) = (pkt.queue, pkt.precedence, pkt.size);
             port.class_stats(queue, prec).on_removed(&w, now, size, None);
-            port.busy_until = now + port.rate.tx_time(size as u64);
-            if port.qdisc.len_packets() > 0 {
-                port.tx_pending = true;
-                self.events.push(port.busy_until, Event::TxDone(p));
-            }
-            if !port.capture_tx.is_empty() {
-                let taps = std::mem::take(&mut port.capture_tx);
-                self.capture(&taps, id);
-                self.net.ports[p as usize].capture_tx = taps;
-            }
-            self.put_on_wire(p, id);
+            self.start_transmission(p, id);
         }
         self.drop_from_queue(p);
+    }
+
+    /// Port `p`'s link starts serializing packet `id`, which has left the queue.
+    #[inline]
+    fn start_transmission(&mut self, p: PortId, id: PktId) {
+        let port = &mut self.net.ports[p as usize];
+        port.busy_until = self.now + port.rate.tx_time(self.pkts[id].size as u64);
+        if port.qdisc.len_packets() > 0 {
+            port.tx_pending = true;
+            self.events.push(port.busy_until, Event::TxDone(p));
+        }
+        if !port.capture_tx.is_empty() {
+            let taps = std::mem::take(&mut port.capture_tx);
+            self.capture(&taps, id);
+            self.net.ports[p as usize].capture_tx = taps;
+        }
+        self.put_on_wire(p, id);
     }
 
     /// Packet `id` leaves port `p`: it propagates to the far node, or is lost on the wire.
     fn put_on_wire(&mut self, p: PortId, id: PktId) {
         let now = self.now;
         let port = &mut self.net.ports[p as usize];
-        let mut lost = match &mut port.loss {
+        let mut lost = match port.loss.as_deref_mut() {
             Some((prob, rng)) => (rng.random::<f64>() < *prob).then_some(DropCause::LinkLoss),
             None => None,
         };

@@ -27,10 +27,12 @@ pub struct Port {
     pub rate: Rate,
     pub delay: Duration,
     pub qdisc: Qdisc,
-    /// Stream of the queue discipline's random decisions.
-    pub rng: Rng,
+    /// Stream of the queue discipline's random decisions. Boxed, like `loss`: a generator
+    /// is 300 bytes that only a RED queue or a lossy link reads, and inline they would
+    /// spread the fields every packet reads over more cache lines.
+    pub rng: Box<Rng>,
     /// Random loss of this direction: probability and its own stream.
-    pub loss: Option<(f64, Rng)>,
+    pub loss: Option<Box<(f64, Rng)>>,
     /// End of the current (or last) transmission: the link is busy before this time.
     pub busy_until: SimTime,
     /// An end-of-transmission event is pending (a packet waits for the link).

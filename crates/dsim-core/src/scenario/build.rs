@@ -196,8 +196,8 @@ fn build_port(
     let precedences = qdisc.precedences();
     let stats = vec![ClassStats::default(); qdisc.queues() * precedences];
     Ok(Port {
-        rng: stream(seed, &format!("queue:{name}")),
-        loss: (loss.0 > 0.0).then(|| (loss.0, stream(seed, &format!("loss:{name}")))),
+        rng: Box::new(stream(seed, &format!("queue:{name}"))),
+        loss: (loss.0 > 0.0).then(|| Box::new((loss.0, stream(seed, &format!("loss:{name}"))))),
         name,
         node: from,
         peer: to,

@@ -162,6 +162,18 @@ impl Qdisc {
         }
     }
 
+    /// Would a packet of `size` bytes, arriving while the link is free, be admitted and at
+    /// once dequeued, leaving no trace in the discipline? True of an empty drop-tail FIFO
+    /// with room for it: the port then sends the packet without the round trip through
+    /// the queue (same counters, same order of events).
+    #[inline]
+    pub fn passes_straight_through(&self, size: u32) -> bool {
+        match self {
+            Qdisc::Fifo(f) => f.queue.is_empty_drop_tail() && f.queue.fifo.fits(size),
+            _ => false,
+        }
+    }
+
     pub fn len_packets(&self) -> usize {
         match self {
             Qdisc::Fifo(q) => q.queue.fifo.len_packets(),
