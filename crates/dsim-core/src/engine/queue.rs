@@ -23,6 +23,13 @@ struct Node {
     next: u32,
 }
 
+/// The first and last node of a slot's list (NIL when empty).
+#[derive(Clone, Copy, Debug)]
+struct Ends {
+    head: u32,
+    tail: u32,
+}
+
 /// An event due beyond the calendar's year, ordered by (time, insertion sequence).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Far {
@@ -76,9 +83,9 @@ pub struct EventQueue {
     nodes: Vec<Node>,
     /// Head of the list of unused nodes.
     free: u32,
-    /// First and last node of each slot's list.
-    head: Box<[u32]>,
-    tail: Box<[u32]>,
+    /// First and last node of each slot's list, side by side: a push reads the last, a
+    /// pop the first, and emptying or filling a list writes both (one cache line).
+    ends: Box<[Ends]>,
     /// Bit i set when index i's list is non-empty; bit w of `summary` when word w is.
     bits: Box<[u64]>,
     summary: [u64; WORDS / 64],
@@ -112,8 +119,7 @@ impl EventQueue {
             last: 0,
             nodes: Vec::with_capacity(n),
             free: NIL,
-            head: vec![NIL; SLOTS].into_boxed_slice(),
-            tail: vec![NIL; SLOTS].into_boxed_slice(),
+            ends: vec![Ends { head: NIL, tail: NIL }; SLOTS].into_boxed_slice(),
             bits: vec![0; WORDS].into_boxed_slice(),
             summary: [0; WORDS / 64],
             far: std::collections::BinaryHeap::new(),
@@ -160,26 +166,25 @@ impl EventQueue {
             (self.nodes.len() - 1) as u32
         };
         let i = index(time);
-        let tail = self.tail[i];
+        let tail = self.ends[i].tail;
         if tail == NIL {
-            self.head[i] = n;
-            self.tail[i] = n;
+            self.ends[i] = Ends { head: n, tail: n };
             self.bits[i / 64] |= 1 << (i % 64);
             self.summary[i / 4096] |= 1 << ((i / 64) % 64);
         } else if self.nodes[tail as usize].time <= time {
             self.nodes[tail as usize].next = n;
-            self.tail[i] = n;
+            self.ends[i].tail = n;
         } else {
             // Earlier than the slot's last event: walk to its place (rare).
             let mut prev = NIL;
-            let mut cur = self.head[i];
+            let mut cur = self.ends[i].head;
             while self.nodes[cur as usize].time <= time {
                 prev = cur;
                 cur = self.nodes[cur as usize].next;
             }
             self.nodes[n as usize].next = cur;
             if prev == NIL {
-                self.head[i] = n;
+                self.ends[i].head = n;
             } else {
                 self.nodes[prev as usize].next = n;
             }
@@ -248,7 +253,7 @@ impl EventQueue {
                 index(self.last)
             }
         };
-        self.last = self.nodes[self.head[i] as usize].time;
+        self.last = self.nodes[self.ends[i].head as usize].time;
         self.admit_far();
         Some(i)
     }
@@ -270,11 +275,11 @@ impl EventQueue {
     /// Removes the first event of index `i`'s list (the next event, due at `last`).
     #[inline]
     fn take_head(&mut self, i: usize) -> (SimTime, Event) {
-        let n = self.head[i];
+        let n = self.ends[i].head;
         let node = self.nodes[n as usize];
-        self.head[i] = node.next;
+        self.ends[i].head = node.next;
         if node.next == NIL {
-            self.tail[i] = NIL;
+            self.ends[i].tail = NIL;
             self.bits[i / 64] &= !(1 << (i % 64));
             if self.bits[i / 64] == 0 {
                 self.summary[i / 4096] &= !(1 << ((i / 64) % 64));
