@@ -19,38 +19,42 @@ use crate::sched::Qdisc;
 use crate::stats::ClassStats;
 use crate::time::{Duration, Rate, SimTime};
 
+/// The fields every packet reads or writes come first, in the first cache line (`repr(C)`
+/// keeps the order, `align(64)` puts the port at a line's start); what only some ports
+/// or some packets use follows.
+#[repr(C, align(64))]
 pub struct Port {
-    /// "FROM->TO", the name used in results.
-    pub name: String,
-    pub node: NodeId,
-    pub peer: NodeId,
-    pub rate: Rate,
-    pub delay: Duration,
-    pub qdisc: Qdisc,
-    /// Stream of the queue discipline's random decisions. Boxed, like `loss`: a generator
-    /// is 300 bytes that only a RED queue or a lossy link reads, and inline they would
-    /// spread the fields every packet reads over more cache lines.
-    pub rng: Box<Rng>,
-    /// Random loss of this direction: probability and its own stream.
-    pub loss: Option<Box<(f64, Rng)>>,
-    /// End of the current (or last) transmission: the link is busy before this time.
-    pub busy_until: SimTime,
-    /// An end-of-transmission event is pending (a packet waits for the link).
-    pub tx_pending: bool,
     /// Packets propagating on the wire, oldest first: the first and the last; each packet
     /// links to the next (`Packet::wire_next`).
     pub wire: Option<(PktId, PktId)>,
+    pub peer: NodeId,
+    /// End of the current (or last) transmission: the link is busy before this time.
+    pub busy_until: SimTime,
+    pub rate: Rate,
+    pub delay: Duration,
     /// Counters per (queue, precedence), index `queue * precedences + precedence`.
     pub stats: Vec<ClassStats>,
+    /// An end-of-transmission event is pending (a packet waits for the link).
+    pub tx_pending: bool,
     /// The discipline's drop precedences per queue (`qdisc.precedences()`, kept here: it
     /// indexes `stats` at every enqueue and dequeue).
     pub precedences: u8,
+    pub node: NodeId,
+    /// Random loss of this direction: probability and its own stream.
+    pub loss: Option<Box<(f64, Rng)>>,
     /// Scripted drops of this direction, if any (see [`super::scripted`]).
     pub scripted: Option<Box<ScriptedDrops>>,
     /// Captures (indices into the simulation's captures) that record the packets this
     /// port starts transmitting, and those it delivers to its peer node.
     pub capture_tx: Vec<u16>,
     pub capture_rx: Vec<u16>,
+    pub qdisc: Qdisc,
+    /// Stream of the queue discipline's random decisions. Boxed, like `loss`: a generator
+    /// is 300 bytes that only a RED queue or a lossy link reads, and inline they would
+    /// spread the fields every packet reads over more cache lines.
+    pub rng: Box<Rng>,
+    /// "FROM->TO", the name used in results.
+    pub name: String,
 }
 
 impl Port {
