@@ -459,7 +459,7 @@ impl Simulation {
     #[inline]
     fn start_transmission(&mut self, p: PortId, id: PktId) {
         let port = &mut self.net.ports[p as usize];
-        port.busy_until = self.now + port.rate.tx_time(self.pkts[id].size as u64);
+        port.busy_until = self.now + port.tx_time(self.pkts[id].size);
         if port.qdisc.len_packets() > 0 {
             port.tx_pending = true;
             self.events.push(port.busy_until, Event::TxDone(p));

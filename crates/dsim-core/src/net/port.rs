@@ -40,6 +40,9 @@ pub struct Port {
     /// indexes `stats` at every enqueue and dequeue).
     pub precedences: u8,
     pub node: NodeId,
+    /// The last packet size serialized and its time: most packets of a port have the size
+    /// of the one before (data segments, ACKs), and this saves a division per hop.
+    pub tx_memo: (u32, Duration),
     /// Random loss of this direction: probability and its own stream.
     pub loss: Option<Box<(f64, Rng)>>,
     /// Scripted drops of this direction, if any (see [`super::scripted`]).
@@ -58,6 +61,15 @@ pub struct Port {
 }
 
 impl Port {
+    /// Time to serialize a packet of `size` bytes ([`Rate::tx_time`], remembered).
+    #[inline]
+    pub fn tx_time(&mut self, size: u32) -> Duration {
+        if self.tx_memo.0 != size {
+            self.tx_memo = (size, self.rate.tx_time(size as u64));
+        }
+        self.tx_memo.1
+    }
+
     #[inline]
     pub fn class_stats(&mut self, queue: u8, precedence: u8) -> &mut ClassStats {
         let i = queue as usize * self.precedences as usize + precedence as usize;

@@ -205,6 +205,8 @@ fn build_port(
         delay: link.delay,
         qdisc,
         busy_until: SimTime::ZERO,
+        // A packet of 0 bytes takes 0 ns: a true entry to start from.
+        tx_memo: (0, Duration(0)),
         tx_pending: false,
         wire: None,
         stats,
