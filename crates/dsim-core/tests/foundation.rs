@@ -367,7 +367,8 @@ fn refused(toml: &str) -> ScenarioError {
 fn bad_scenarios_name_the_key_the_value_the_rule_and_the_line() {
     let ok = THREE_HOPS.replace("RATE", "1Mbps");
     // (mistake, expected key path, expected value, words of the rule, expected line)
-    let cases: Vec<(String, &str, Option<&str>, &str, Option<usize>)> = vec![
+    type Case<'a> = (String, &'a str, Option<&'a str>, &'a str, Option<usize>);
+    let cases: Vec<Case> = vec![
         (
             ok.replace("\"10Mbps\"", "\"10\""),
             "link[0].rate",

@@ -220,6 +220,10 @@ pub struct Block {
     pub actions: [Action; 3],
 }
 
+/// Of a per-flow block: the number of flows of the run and the flows it may match, one
+/// instance each (None for an aggregate block).
+pub type PerFlowMembers = Option<(usize, Vec<FlowId>)>;
+
 /// What a block is, apart from its states.
 #[derive(Clone, Debug)]
 pub struct BlockDef {
@@ -317,7 +321,7 @@ impl Conditioners {
         &mut self,
         def: BlockDef,
         instances: Vec<Instance>,
-        per_flow: Option<(usize, Vec<FlowId>)>,
+        per_flow: PerFlowMembers,
         chains: &[ChainRef],
     ) -> u32 {
         let BlockDef {

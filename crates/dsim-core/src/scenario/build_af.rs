@@ -16,8 +16,8 @@ use crate::aqm::red::typical_tx_time_ns;
 use crate::aqm::{Aqm, AqmQueue, DropTailQueue, Mred, MredMode, QueueSeries, Red, RedParams, RedVars};
 use crate::conditioner::policer::ef_policer;
 use crate::conditioner::{
-    Action, BlockDef, ChainRef, ColorMode, Conditioners, Instance, Match, Meter, PoutDivisor, Shaper, Srtcm, TbShaper,
-    TokenBucket, Trtcm, Tsw, Tsw3,
+    Action, BlockDef, ChainRef, ColorMode, Conditioners, Instance, Match, Meter, PerFlowMembers, PoutDivisor, Shaper,
+    Srtcm, TbShaper, TokenBucket, Trtcm, Tsw, Tsw3,
 };
 use crate::engine::rng::stream;
 use crate::net::{Network, NodeKind};
@@ -741,7 +741,7 @@ pub fn block_states(
     flows: &[FlowRef],
     seed: u64,
     path: &KeyPath,
-) -> Result<(Vec<Instance>, Option<(usize, Vec<FlowId>)>)> {
+) -> Result<(Vec<Instance>, PerFlowMembers)> {
     let BlockParts {
         matcher, meter, shaper, ..
     } = parts;
