@@ -42,14 +42,12 @@ RUSTFLAGS="-Cprofile-generate=$raw" CARGO_TARGET_DIR=target/pgo-generate \
     "$bin/maturin" develop --release --quiet
 echo "pgo: training on the shipped scenarios"
 "$bin/python" - <<'PY'
-import tomllib
 from pathlib import Path
-import tomli_w
 import dsim
 for path in sorted(Path("python/dsim/scenarios").glob("*/*.toml")):
-    data = tomllib.loads(path.read_text())
-    data.pop("sweep", None)  # a sweep's base point: the same mechanisms
-    dsim.run(tomli_w.dumps(data), replications=1, jobs=1)
+    sc = dsim.Scenario.from_toml(path)
+    sc.data.pop("sweep", None)  # a sweep's base point: the same mechanisms
+    dsim.run(sc, replications=1, jobs=1)
 PY
 "$profdata" merge -o "$out/dsim.profdata" "$raw"
 rm -rf "$raw"
