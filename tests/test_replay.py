@@ -100,6 +100,20 @@ def test_cli(tmp_path: Path) -> None:
     assert p.returncode == 2 and "rate: a queue discipline needs the rate" in p.stderr and "Traceback" not in p.stderr
 
 
+def test_cli_output_into_a_closed_pipe(tmp_path: Path) -> None:
+    # `dsim replay ... | head -1`: the reader leaves after the first line; dsim stops quietly.
+    (tmp_path / "fifo.toml").write_text('type = "droptail"\nlimit = "10p"\n')
+    pd.DataFrame({"time": range(100_000), "size": 1000}).to_csv(tmp_path / "t.csv", index=False)
+    argv = [sys.executable, "-m", "dsim.cli", "replay", str(tmp_path / "fifo.toml"), str(tmp_path / "t.csv"), "--rate", "1Gbps"]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as p:
+        assert p.stdout is not None and p.stderr is not None
+        assert p.stdout.readline().startswith(b"time,size")
+        p.stdout.close()
+        err = p.stderr.read().decode()
+        assert p.wait() == 141, err
+    assert err == ""
+
+
 # -- conditioners -----------------------------------------------------------------------
 
 def _colours(config: dict, trace: list[tuple[float, int]] | list[tuple[float, int, str]]) -> list[str]:

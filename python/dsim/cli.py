@@ -32,6 +32,8 @@ from .errors import DsimError, ScenarioError
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+#: What a shell reports for a program that SIGPIPE ended (`git log | head`).
+EXIT_BROKEN_PIPE = 141
 
 
 def _console() -> Console:
@@ -509,6 +511,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _err("interrupted")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader of our output went away (`dsim replay ... | head`): stop quietly, as
+        # Unix tools do. Python's own recipe (docs of the signal module, "Note on
+        # SIGPIPE"): point stdout at /dev/null so the flush at exit does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except DsimError as e:
         return _err(str(e))
 
