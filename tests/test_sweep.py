@@ -280,6 +280,17 @@ def test_a_point_the_validator_refuses_fails_alone(tmp_path: Path) -> None:
     assert "does not start with a number" in m["points"][1]["refused"]
 
 
+def test_a_sweep_whose_every_point_is_refused_reports_it(tmp_path: Path) -> None:
+    f, out = tiny(tmp_path), tmp_path / "s"
+    p = dsim_cli("sweep", str(f), "--set", "flow[0].app.rate=fast,slow", "--out", str(out))
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stdout + p.stderr
+    assert "4 tasks: 0 done (0 now, 0 from the store), 4 failed" in p.stdout
+    res = dsim.load(out)
+    assert list(res.points["failed"]) == [2, 2] and res.tables == {}
+    with pytest.raises(dsim.DsimError, match="table 'flows': no finished task of this sweep has it \\(4 task\\(s\\) failed"):
+        res.summary("flows")
+
+
 def test_a_task_that_fails_while_running_is_recorded_and_the_others_go_on(tmp_path: Path, monkeypatch) -> None:
     real = _dsim.run_task
 

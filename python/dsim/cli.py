@@ -308,7 +308,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def print_sweep(con: Console, res, report) -> None:
-    s = res.summary("flows") if len(res.flows) else None
+    flows = res.tables.get("flows")
+    s = res.summary("flows") if flows is not None and len(flows) else None
     if s is not None and len(s):
         t = Table(title="Flows per point (mean ± 90 % CI half width over replications)")
         for col in ("point", *res.axes, "flow", "n", "throughput Mbit/s", "loss %", "delay mean ms"):

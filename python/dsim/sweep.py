@@ -270,6 +270,12 @@ class SweepResults:
     def summary(self, table: str = "flows", by: list[str] | None = None, columns: list[str] | None = None, level: float = LEVEL) -> pd.DataFrame:
         """Mean and Student-t confidence interval (default 90 %) over the replications of
         each point: for each numeric column c, c (mean), c_ci (half width), c_lo, c_hi, and n."""
+        if table not in self.tables:
+            failed = len(self.failures)
+            raise DsimError(
+                f"table {table!r}: no finished task of this sweep has it "
+                f"({failed} task(s) failed: see .failures; tables present: {sorted(self.tables) or 'none'})"
+            )
         df = self.tables[table]
         keys = list(dict.fromkeys(["point", *self.axes] + (summary_keys(table, df) if by is None else by)))
         return summarize(df, keys, columns, level)
