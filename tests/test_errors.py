@@ -120,9 +120,20 @@ def test_missing_type_and_missing_key() -> None:
 
 def test_bad_python_arguments() -> None:
     sc = three_hops_builder()
-    for kwargs, words in ((dict(replications=0), "replications"), (dict(seed=-1), "seed"), (dict(jobs="2"), "jobs")):
+    for kwargs, words in (
+        (dict(replications=0), "replications = 0: must be an integer from 1"),
+        (dict(replications=1.5), "replications = 1.5: must be an integer"),
+        (dict(seed=-1), "seed = -1: must be an integer from 0"),
+        (dict(seed=2**64), "seed = 18446744073709551616: must be an integer from 0 to 2\\^64 - 1"),
+        (dict(seed=True), "seed = True"),
+        (dict(jobs="2"), "jobs = '2'"),
+    ):
         with pytest.raises(dsim.ScenarioError, match=words):
             dsim.run(sc, **kwargs)
+        with pytest.raises(dsim.ScenarioError, match=words):
+            dsim.sweep(sc, {"flow[0].app.rate": ["1Mbps"]}, **kwargs)
+    with pytest.raises(dsim.ScenarioError, match="scenario = 42: expected a dsim.Scenario, a scenario file's path or TOML text, not int"):
+        dsim.run(42)
 
 
 def test_bad_cli_flags(three_hops_file: Path) -> None:

@@ -9,7 +9,7 @@ import pyarrow as pa
 from rich.console import Console
 
 from . import _dsim
-from .errors import ScenarioError, SimulationError
+from .errors import ScenarioError, SimulationError, check_integer
 from .executors import Task, TaskResult, make_executor
 from .progress import Monitor
 from .results import Results
@@ -51,9 +51,9 @@ def run(
             "sweep: this scenario has sweep axes; run it with `dsim sweep` (dsim.sweep), or remove its [sweep] table",
             "sweep", None, "a scenario with sweep axes runs as a sweep",
         )
-    for name, value, low in (("seed", seed, 0), ("replications", replications, 1), ("jobs", jobs, 0)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < low):
-            raise ScenarioError(f"{name} = {value!r}: must be an integer >= {low}", name, repr(value), f"must be an integer >= {low}")
+    for name, value, low in (("seed", seed, 0), ("replications", replications, 1)):
+        if value is not None:
+            check_integer(name, value, low)
     sc.validate()
     own_seed, own_reps = scenario_defaults(sc)
     seed = own_seed if seed is None else seed

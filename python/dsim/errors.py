@@ -39,5 +39,13 @@ class ScenarioError(DsimError, ValueError):
         return ScenarioError(f"{file}: {self}", self.path, self.value, self.rule, self.line, file)
 
 
+def check_integer(name: str, value: object, low: int) -> None:
+    """An integer argument (seed, replications, jobs): an int, not a bool, from `low` to
+    2^64 - 1 (seeds are 64-bit)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value < 2**64:
+        rule = f"must be an integer from {low} to 2^64 - 1"
+        raise ScenarioError(f"{name} = {value!r}: {rule}", name, repr(value), rule)
+
+
 class SimulationError(DsimError, RuntimeError):
     """Something went wrong inside the simulator (a bug: please report it with the scenario)."""

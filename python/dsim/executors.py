@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 import pyarrow as pa
 
 from . import _dsim
-from .errors import DsimError
+from .errors import DsimError, check_integer
 
 __all__ = ["Task", "TaskResult", "Executor", "Sequential", "Local", "Dask", "make_executor", "execute", "cores"]
 
@@ -267,6 +267,8 @@ def make_executor(spec: "str | int | Executor | Any | None" = None, jobs: int | 
     "sequential"; "local:N"; "dask:tcp://host:port" or "dask:local:N"; an int N (N threads);
     an Executor; or a ``distributed.Client``.
     """
+    if jobs is not None:
+        check_integer("jobs", jobs, 0)
     if isinstance(spec, Executor):
         return spec
     if spec is None or spec == "local":

@@ -771,4 +771,7 @@ def load_scenario(source: "Scenario | str | os.PathLike[str]") -> Scenario:
     """A Scenario from a Scenario, a scenario file path, or TOML text."""
     if isinstance(source, Scenario):
         return source
+    if not isinstance(source, str | os.PathLike):
+        rule = "a dsim.Scenario, a scenario file's path or TOML text"
+        raise ScenarioError(f"scenario = {source!r}: expected {rule}, not {type(source).__name__}", "scenario", repr(source), rule)
     return Scenario.from_toml(source)

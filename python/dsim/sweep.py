@@ -30,7 +30,7 @@ from rich.console import Console
 
 from . import _dsim
 from .axes import Axis, Design, base_scenario, check_points, design_for, point_scenario
-from .errors import DsimError
+from .errors import DsimError, check_integer
 from .executors import Executor, Task, TaskResult, make_executor
 from .progress import Monitor
 from .results import summary_keys
@@ -151,9 +151,8 @@ def prepare(scenario: Scenario | str | os.PathLike[str], axes: Any = None, mode:
     own_seed, own_reps = scenario_defaults(base)
     seed = own_seed if seed is None else seed
     replications = own_reps if replications is None else replications
-    for name, value, low in (("seed", seed, 0), ("replications", replications, 1)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < low or value >= 2**64:
-            raise DsimError(f"{name} = {value!r}: must be an integer >= {low}")
+    check_integer("seed", seed, 0)
+    check_integer("replications", replications, 1)
     points, refused = check_points(base, design)
     return sc, design, points, refused, seed, replications
 
