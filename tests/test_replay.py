@@ -100,6 +100,23 @@ def test_cli(tmp_path: Path) -> None:
     assert p.returncode == 2 and "rate: a queue discipline needs the rate" in p.stderr and "Traceback" not in p.stderr
 
 
+def test_cli_errors_name_where_the_mistake_is(tmp_path: Path) -> None:
+    (tmp_path / "srtcm.toml").write_text('type = "srtcm"\ncir = "1Mbps"\n')
+    (tmp_path / "fifo.toml").write_text('type = "droptail"\nlimit = "2p"\n')
+    pd.DataFrame({"time": [0, 1], "size": [1000, 1000]}).to_csv(tmp_path / "t.csv", index=False)
+    pd.DataFrame({"time": [0, 1], "size": [1000, 1000], "color": ["green", "blue"]}).to_csv(tmp_path / "blue.csv", index=False)
+    cases = [
+        (["srtcm.toml", "t.csv"], f"{tmp_path / 'srtcm.toml'}: srtcm: missing field `cbs`"),
+        (["fifo.toml", "t.csv", "--rate", "10"], "--rate 10: rate \"10\" has no unit; units are mandatory"),
+        (["fifo.toml", "t.csv"], "--rate: a queue discipline needs the rate of the link it feeds"),
+        (["fifo.toml", "blue.csv", "--rate", "1Mbps"], f"{tmp_path / 'blue.csv'}: trace[1].color = 'blue': one of green, yellow, red"),
+    ]
+    for args, message in cases:
+        argv = [str(tmp_path / a) if a.endswith((".toml", ".csv")) else a for a in args]
+        p = subprocess.run([sys.executable, "-m", "dsim.cli", "replay", *argv], capture_output=True, text=True)
+        assert p.returncode == 2 and p.stderr.startswith(f"dsim: error: {message}") and "Traceback" not in p.stderr, p.stderr
+
+
 def test_cli_output_into_a_closed_pipe(tmp_path: Path) -> None:
     # `dsim replay ... | head -1`: the reader leaves after the first line; dsim stops quietly.
     (tmp_path / "fifo.toml").write_text('type = "droptail"\nlimit = "10p"\n')

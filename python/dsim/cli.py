@@ -383,7 +383,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     from .replay import is_pcap, read_trace, replay, write_pcap
 
-    out = replay(Path(args.config), read_trace(args.trace), rate=args.rate, seed=args.seed, time_unit=args.time_unit)
+    try:
+        out = replay(Path(args.config), read_trace(args.trace), rate=args.rate, seed=args.seed, time_unit=args.time_unit)
+    except ScenarioError as e:
+        if e.path == "rate" and e.line is None:  # the --rate flag, not a key of the file
+            flag = "--rate" if args.rate is None else f"--rate {args.rate}"
+            raise ScenarioError(f"{flag}: {e.rule}", "--rate", args.rate, e.rule) from None
+        raise e.in_file(args.trace if e.path.startswith("trace") else args.config) from None
     dropped = int(out["dropped"].sum())
     if args.out and is_pcap(args.out):
         if not is_pcap(args.trace):

@@ -130,10 +130,16 @@ def replay(
     colours = _colours(df)
     text = _config_text(config)
     try:
-        tomllib.loads(text)
+        kind = tomllib.loads(text).get("type", "conditioner")
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"the mechanism configuration is not valid TOML: {e}", "", None, str(e)) from None
-    table = _dsim.replay(text, times.tolist(), sizes.tolist(), dscps.tolist(), flows.tolist(), colours.tolist(), flow_names, rate=rate, seed=seed)
+    try:
+        table = _dsim.replay(text, times.tolist(), sizes.tolist(), dscps.tolist(), flows.tolist(), colours.tolist(), flow_names, rate=rate, seed=seed)
+    except ScenarioError as e:
+        if e.path:
+            raise
+        # A missing key has no key path of its own: name the mechanism that misses it.
+        raise ScenarioError(f"{kind}: {e}", "", e.value, e.rule, e.line, e.file) from None
     out = pa.record_batch(table).to_pandas()
     result = df.copy()
     result["time_ns"] = times
