@@ -193,3 +193,19 @@ def test_quick_family_runs_and_its_core_checks_pass(tmp_path: Path) -> None:
         assert o.figures or name == "as-merge" or name == "as-tsw-vs-tb"
     assert {"as", "af", "seed-002"} <= set(outcomes["as-rtt"].experiment.families)
     assert (tmp_path / "report.md").exists()
+
+
+def test_cbr_in_early_drops_are_counted_once_per_run() -> None:
+    # The bottleneck's count of a run sits on each of its 20 connections' rows; the table
+    # gives its mean over the runs of a CBR rate, not 20 times it.
+    import pandas as pd
+
+    from dsim.reproduce.assured import _cbr_classes
+
+    rows = [
+        {"point": 0, "replication": r, "cbr_mbps": 10.0, "conn": c, "rate_bps": 1e6, "loss": 0.0, "in_early": drops, "in_arrivals": 1000}
+        for r, drops in ((0, 10), (1, 20))
+        for c in range(20)
+    ]
+    out = _cbr_classes(pd.DataFrame(rows))
+    assert out.loc[10.0, "IN early drops"] == 15.0

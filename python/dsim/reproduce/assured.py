@@ -401,7 +401,8 @@ def _cbr_classes(f: pd.DataFrame) -> pd.DataFrame:
     g = f.assign(cls=cls).groupby(["cbr_mbps", "cls"])
     out = g["rate_bps"].mean().unstack()
     out["CBR loss"] = g["loss"].mean().unstack()["CBR"]
-    out["IN early drops"] = f.groupby("cbr_mbps")["in_early"].sum() / f.groupby("cbr_mbps")["conn"].count() * f["conn"].nunique()
+    # `in_early` is the run's count, repeated on each of its connections' rows: one per run.
+    out["IN early drops"] = f.drop_duplicates(["point", "replication"]).groupby("cbr_mbps")["in_early"].mean()
     return out
 
 
