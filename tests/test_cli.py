@@ -50,3 +50,14 @@ def test_reproduce_writes_report(tmp_path: Path) -> None:
     delay = next(c for c in exp["checks"] if c["id"] == "delay-mean")
     assert delay["published"] == 16.2 and abs(delay["simulated"] - 16.2) < 1e-9
     assert "| check | published / expected | dsim | unit | verdict |" in (tmp_path / "report.md").read_text()
+
+
+def test_error_messages_keep_their_brackets_and_bad_dask_addresses_are_usage_errors(three_hops_file: Path, tmp_path: Path) -> None:
+    swept = tmp_path / "swept.toml"
+    swept.write_text(three_hops_file.read_text() + '\n[sweep]\n"flow[0].app.rate" = ["1Mbps", "2Mbps"]\n')
+    p = dsim_cli("run", str(swept))
+    assert p.returncode == 2 and "or remove its [sweep] table" in p.stderr, p.stderr
+    for addr in ("local", "foo"):
+        p = dsim_cli("run", str(three_hops_file), "--dask", addr, "--out", str(tmp_path / "o"))
+        assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+        assert f"Dask scheduler address '{addr}': missing port number" in p.stderr and "local:N" in p.stderr

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .errors import DsimError, ScenarioError
@@ -44,7 +45,8 @@ def _console() -> Console:
 
 
 def _err(msg: str) -> int:
-    Console(stderr=True, highlight=False).print(f"[bold red]dsim: error:[/] {msg}", markup=True, soft_wrap=True)
+    # The message is plain text: `[sweep]` or `dsim[dask]` in it is not rich markup.
+    Console(stderr=True, highlight=False).print(f"[bold red]dsim: error:[/] {escape(msg)}", markup=True, soft_wrap=True)
     return EXIT_USAGE
 
 
@@ -290,7 +292,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             soft_wrap=True,
         )
         for point, rep, why in report.redone:
-            con.print(f"[yellow]redoing point {point} replication {rep}: its file was {why}[/]", soft_wrap=True)
+            con.print(f"[yellow]redoing point {point} replication {rep}: its file was {escape(why)}[/]", soft_wrap=True)
         if report.refused:
             con.print(f"[red]{len(report.refused)} point(s) refused by the validator (their tasks fail, the others run)[/]")
 
@@ -335,7 +337,7 @@ def print_sweep(con: Console, res, report) -> None:
             points = sorted({p for p, _ in where})
             label = ", ".join(f"{k} = {res.points.loc[res.points['point'] == points[0], k].iloc[0]}" for k in res.axes)
             more = f" and {len(points) - 1} other point(s)" if len(points) > 1 else ""
-            con.print(f"  point {points[0]} ({label}){more}, {len(where)} task(s): {error}", soft_wrap=True)
+            con.print(f"  point {points[0]} ({escape(label)}){more}, {len(where)} task(s): {escape(error)}", soft_wrap=True)
     done = report.total - len(report.failed)
     con.print(
         f"{report.total} tasks: {done} done ({report.ran} now, {report.reused} from the store), {len(report.failed)} failed; "

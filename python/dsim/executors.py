@@ -220,6 +220,8 @@ class Dask(Executor):
         elif address:
             try:
                 self.client = distributed.Client(address, timeout=20)
+            except ValueError as e:  # not an address at all ("missing port number in address 'local'")
+                raise DsimError(f"Dask scheduler address {address!r}: {e}; write tcp://host:port, or local:N for N local workers") from None
             except OSError as e:
                 raise DsimError(f"cannot reach the Dask scheduler at {address}: {e}") from None
         else:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .. import __version__
@@ -86,16 +87,16 @@ class Report:
         t.add_column("verdict")
         for c in o.checks:
             colour = "green" if c.verdict == PASS else "red"
-            t.add_row(c.text, _published(c), _simulated(c), c.unit, f"[{colour}]{c.verdict}[/]")
+            t.add_row(escape(c.text), escape(_published(c)), escape(_simulated(c)), escape(c.unit), f"[{colour}]{c.verdict}[/]")
         con.print(t)
         for title, df in o.tables:
-            con.print(f"[bold]{title}[/]")
-            con.print(df.to_string(index=False, float_format=lambda v: _num(float(v))))
+            con.print(f"[bold]{escape(title)}[/]")
+            con.print(df.to_string(index=False, float_format=lambda v: _num(float(v))), markup=False)
         if o.error:
-            con.print(f"[bold red]error:[/] {o.error}")
+            con.print(f"[bold red]error:[/] {escape(o.error)}")
         for c in o.misses():
             if c.note:
-                con.print(f"[red]miss[/] {c.id}: {c.note}")
+                con.print(f"[red]miss[/] {c.id}: {escape(c.note)}")
 
     def print_summary(self, con: Console) -> None:
         passed, missed, errors = self.counts()
