@@ -81,6 +81,20 @@ def test_from_builder(case) -> None:
     assert rule in ei.value.rule
 
 
+def test_an_edited_file_scenario_names_the_file_but_no_line(tmp_path: Path) -> None:
+    f = tmp_path / "three.toml"
+    f.write_text(THREE_HOPS)
+    sc = dsim.Scenario.from_toml(f).copy().set("link[0].rate", "10")
+    with pytest.raises(dsim.ScenarioError) as ei:
+        sc.validate()
+    e = ei.value
+    assert str(e) == f'{f} (edited in Python): link[0].rate = "10": {e.rule}' and e.line is None and e.file == str(f)
+    built = three_hops_builder().set("link[0].rate", "10")
+    with pytest.raises(dsim.ScenarioError) as ei:
+        built.validate()
+    assert str(ei.value) == f'link[0].rate = "10": {ei.value.rule}' and ei.value.line is None
+
+
 @pytest.mark.parametrize("case", MISTAKES, ids=[m[0] for m in MISTAKES])
 def test_from_cli(case, tmp_path: Path) -> None:
     _, text_edit, _, path, value, rule = case

@@ -570,11 +570,19 @@ class Scenario:
         return sc
 
     def validate(self) -> "Scenario":
-        """Checks every rule of the schema; raises ScenarioError naming key, value and rule."""
+        """Checks every rule of the schema; raises ScenarioError naming key, value and rule
+        (and the file and line, for a scenario read from a file and not edited since)."""
         try:
             _dsim.validate(self.to_toml())
         except ScenarioError as e:
-            raise (e.in_file(self.source) if self.source else e) from None
+            if self._text is not None:
+                raise (e.in_file(self.source) if self.source else e) from None
+            # Built, copied or edited: the text was written from the data, its lines are
+            # nobody's. (A copy is written from its data too: callers edit `.data` directly.)
+            message = str(e).removeprefix(f"line {e.line}: ") if e.line is not None else str(e)
+            if self.source:
+                message = f"{self.source} (edited in Python): {message}"
+            raise ScenarioError(message, e.path, e.value, e.rule, None, self.source) from None
         return self
 
     def canonical_toml(self) -> str:
