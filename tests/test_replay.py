@@ -100,6 +100,15 @@ def test_cli(tmp_path: Path) -> None:
     assert p.returncode == 2 and "rate: a queue discipline needs the rate" in p.stderr and "Traceback" not in p.stderr
 
 
+def test_errors_of_a_dict_configuration_have_no_line() -> None:
+    with pytest.raises(dsim.ScenarioError) as ei:
+        dsim.replay({"type": "srtcm", "cir": "1Mbps", "cbs": "3000", "ebs": "6000B"}, [{"time": 0, "size": 100}])
+    assert str(ei.value).startswith('cbs = "3000": size "3000" has no unit') and ei.value.line is None
+    with pytest.raises(dsim.ScenarioError) as ei:
+        dsim.replay('type = "srtcm"\ncir = "1Mbps"\ncbs = "3000"\nebs = "6000B"\n', [{"time": 0, "size": 100}])
+    assert str(ei.value).startswith('line 3: cbs = "3000"') and ei.value.line == 3
+
+
 def test_cli_errors_name_where_the_mistake_is(tmp_path: Path) -> None:
     (tmp_path / "srtcm.toml").write_text('type = "srtcm"\ncir = "1Mbps"\n')
     (tmp_path / "fifo.toml").write_text('type = "droptail"\nlimit = "2p"\n')

@@ -136,8 +136,10 @@ def replay(
     try:
         table = _dsim.replay(text, times.tolist(), sizes.tolist(), dscps.tolist(), flows.tolist(), colours.tolist(), flow_names, rate=rate, seed=seed)
     except ScenarioError as e:
+        if isinstance(config, Mapping):
+            e = e.without_line()
         if e.path:
-            raise
+            raise e from None
         # A missing key has no key path of its own: name the mechanism that misses it.
         raise ScenarioError(f"{kind}: {e}", "", e.value, e.rule, e.line, e.file) from None
     out = pa.record_batch(table).to_pandas()

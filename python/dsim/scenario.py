@@ -577,12 +577,12 @@ class Scenario:
         except ScenarioError as e:
             if self._text is not None:
                 raise (e.in_file(self.source) if self.source else e) from None
-            # Built, copied or edited: the text was written from the data, its lines are
-            # nobody's. (A copy is written from its data too: callers edit `.data` directly.)
-            message = str(e).removeprefix(f"line {e.line}: ") if e.line is not None else str(e)
+            # Built, copied or edited: the text was written from the data. (A copy is
+            # written from its data too: callers edit `.data` directly.)
+            e = e.without_line()
             if self.source:
-                message = f"{self.source} (edited in Python): {message}"
-            raise ScenarioError(message, e.path, e.value, e.rule, None, self.source) from None
+                e = ScenarioError(f"{self.source} (edited in Python): {e}", e.path, e.value, e.rule, None, self.source)
+            raise e from None
         return self
 
     def canonical_toml(self) -> str:
