@@ -348,10 +348,12 @@ shaper = { type = "token_bucket", rate = "1Mbps", depth = "500B", limit = "20p" 
     let tput = fcell(&shaped.flows, "throughput_bps", &f);
     assert!(tput <= 1.0005e6, "{tput}");
     let c = &shaped.conditioners;
-    assert_eq!(
-        cell(c, "dropped_pkts", &[("conditioner", "vll"), ("color", "shaper")]),
-        over
-    );
+    let sh = [("conditioner", "vll"), ("color", "shaper")];
+    assert_eq!(cell(c, "dropped_pkts", &sh), over);
+    // Every packet sent meets the shaper: the row counts them and their bytes.
+    assert_eq!(cell(c, "pkts", &sh), sent);
+    assert_eq!(cell(c, "bytes", &sh), 500 * sent);
+    assert_eq!(cell(c, "dropped_bytes", &sh), 500 * over);
     assert!(fcell(c, "mean_wait_ms", &[("conditioner", "vll")]) > 30.0);
 
     let unshaped = run(&line(flow, ""));

@@ -246,9 +246,10 @@ pub struct CondStats {
     /// Per colour: dropped by the colour's action.
     pub dropped_pkts: [u64; 3],
     pub dropped_bytes: [u64; 3],
-    /// Shaper: arrivals, releases, overflow drops, and the total time released packets
-    /// waited (ns).
+    /// Shaper: arrivals (packets and bytes), releases, overflow drops, and the total time
+    /// released packets waited (ns).
     pub shaper_arrivals: u64,
+    pub shaper_arrival_bytes: u64,
     pub shaper_released: u64,
     pub shaper_overflow_pkts: u64,
     pub shaper_overflow_bytes: u64,
@@ -421,6 +422,7 @@ impl Conditioners {
                 };
                 if count {
                     st.stats.shaper_arrivals += 1;
+                    st.stats.shaper_arrival_bytes += size as u64;
                 }
                 match shaper.offer(held, now, st.meter.as_ref()) {
                     Offer::PassNow => {

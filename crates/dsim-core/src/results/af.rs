@@ -18,8 +18,8 @@ pub(super) fn instance_name(sim: &Simulation, i: u32) -> String {
 /// One row per conditioner instance and colour its meter gives (`color` = green, yellow,
 /// red), plus one row `color = "shaper"` for a shaper: packets and bytes metered, remarked
 /// and demoted (codepoint changed by a mark / demote action), dropped; for the shaper row,
-/// `pkts` = arrivals, `passed_pkts` = releases, `dropped_pkts` = overflow drops and
-/// `mean_wait_ms` = mean time a released packet waited.
+/// `pkts` and `bytes` = arrivals, `passed_pkts` = releases, `dropped_pkts` and
+/// `dropped_bytes` = overflow drops and `mean_wait_ms` = mean time a released packet waited.
 pub(super) fn conditioner_table(sim: &Simulation, info: &RunInfo) -> Table {
     let mut b = TableBuilder::default();
     let nodes = &sim.net.nodes;
@@ -59,7 +59,7 @@ pub(super) fn conditioner_table(sim: &Simulation, info: &RunInfo) -> Table {
             };
             let v = [
                 s.shaper_arrivals,
-                0,
+                s.shaper_arrival_bytes,
                 s.shaper_released,
                 0,
                 0,

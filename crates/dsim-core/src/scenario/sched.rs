@@ -50,9 +50,9 @@ pub fn build_scheduler(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Q
         }
         QueueSpec::Cbq(CbqSpec { scheduler, classes }) => {
             let queues = class_queues(classes, rate, &cp)?;
-            let share = match scheduler {
-                RoundRobinKind::Wrr => "weight",
-                RoundRobinKind::Drr => "quantum",
+            let (share, shares) = match scheduler {
+                RoundRobinKind::Wrr => ("weight", "weights"),
+                RoundRobinKind::Drr => ("quantum", "quanta"),
             };
             let mut priority: Option<(usize, TokenBucket)> = None;
             for (i, c) in classes.iter().enumerate() {
@@ -60,7 +60,7 @@ pub fn build_scheduler(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Q
                 only(
                     c,
                     &p,
-                    &format!("cbq (over {share}s)"),
+                    &format!("cbq (over {shares})"),
                     &[share, "priority_rate", "priority_burst"],
                 )?;
                 if let Some(tb) = bucket(
