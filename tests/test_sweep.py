@@ -132,6 +132,7 @@ def test_axes_lists_ranges_and_modes() -> None:
         ({"duration": "5s"}, None, "duration", '"5s"'),
         ({"flow[0].app.rate": ["1Mbps", "2Mbps"], "duration": ["1s"]}, "zip", "flow[0].app.rate has 2", "duration has 1"),
         ({"duration": ["1s"]}, "diagonal", "mode", "diagonal"),
+        ({"link[1].queue.limit": ["5p"], "link[1].queue": [{"type": "droptail", "limit": "9p"}]}, None, "lies inside axis 'link[1].queue'", "link[1].queue.limit"),
     ],
 )
 def test_a_bad_axis_is_refused_before_anything_runs(tmp_path: Path, axes, mode, key, value) -> None:

@@ -36,7 +36,7 @@ from typing import Any
 
 from . import _dsim
 from .errors import ScenarioError
-from .scenario import Scenario
+from .scenario import _PATH_PART, Scenario
 
 __all__ = ["Axis", "Design", "Point", "MODES", "parse_axes", "parse_cli_axis", "design_for"]
 
@@ -47,6 +47,13 @@ MAX_POINTS = 100_000
 
 _KEY_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\[\d+\])*(\.[A-Za-z_][A-Za-z0-9_-]*(\[\d+\])*)*$")
 _CLI_RANGE = re.compile(r"^\s*([-+]?[0-9.eE+-]+)\s*:\s*([-+]?[0-9.eE+-]+)\s*:\s*([-+]?[0-9.eE+-]+)\s*([A-Za-z%/]*)\s*$")
+
+
+def _inside(inner: str, outer: str) -> bool:
+    """Whether key path `inner` lies strictly inside `outer` (link[1].queue.limit inside
+    link[1].queue), compared part by part."""
+    a, b = _PATH_PART.findall(inner), _PATH_PART.findall(outer)
+    return len(a) > len(b) and a[: len(b)] == b
 
 
 def _axis_error(key: str, value: Any, rule: str) -> ScenarioError:
@@ -126,6 +133,12 @@ class Design:
                 raise ScenarioError(f"sweep: zipped axes must have as many values each ({detail})", "sweep.mode", "zip", "zipped axes have the same length")
         if self.size() > MAX_POINTS:
             raise ScenarioError(f"sweep: {self.size()} points is more than {MAX_POINTS}", "sweep", str(self.size()), f"at most {MAX_POINTS} points")
+        for inner in self.axes:
+            for outer in self.axes:
+                if _inside(inner.key, outer.key):
+                    rule = (f"it lies inside axis {outer.key!r}, whose values replace the whole table: "
+                            "one of the two would be ignored; put the inner values in the outer axis's tables")
+                    raise _axis_error(inner.key, list(inner.values), rule)
         return self
 
 
