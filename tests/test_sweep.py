@@ -438,3 +438,14 @@ def test_progress_bars_on_a_terminal_and_quiet_elsewhere(tmp_path: Path) -> None
     p = dsim_cli("sweep", str(tiny(tmp_path)), "--set", "flow[0].app.rate=1Mbps", "--out", str(tmp_path / "q"))
     assert p.returncode == 0 and "ETA" not in p.stdout and "events/s" not in p.stdout
     assert os.path.exists(tmp_path / "q" / "manifest.json")
+
+
+def test_a_task_file_with_damaged_metadata_is_unreadable_not_a_crash(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    f = tmp_path / "task.parquet"
+    table = pa.table({"_table": ["flows"]}).replace_schema_metadata({b"dsim": b"\x8a{not json"})
+    pq.write_table(table, f)
+    with pytest.raises(ValueError, match="^unreadable dsim metadata: UnicodeDecodeError"):
+        read_task(f)

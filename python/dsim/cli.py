@@ -292,7 +292,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             soft_wrap=True,
         )
         for point, rep, why in report.redone:
-            con.print(f"[yellow]redoing point {point} replication {rep}: its file was {escape(why)}[/]", soft_wrap=True)
+            con.print(f"[yellow]redoing point {point} replication {rep}: its file is not usable ({escape(why)})[/]", soft_wrap=True)
         if report.refused:
             con.print(f"[red]{len(report.refused)} point(s) refused by the validator (their tasks fail, the others run)[/]")
 
@@ -340,7 +340,7 @@ def print_sweep(con: Console, res, report) -> None:
             con.print(f"  point {points[0]} ({escape(label)}){more}, {len(where)} task(s): {escape(error)}", soft_wrap=True)
     done = report.total - len(report.failed)
     con.print(
-        f"{report.total} tasks: {done} done ({report.ran} now, {report.reused} from the store), {len(report.failed)} failed; "
+        f"{report.total} task{'s' if report.total != 1 else ''}: {done} done ({report.ran} now, {report.reused} from the store), {len(report.failed)} failed; "
         f"{report.wall_s:.2f} s. Results in {report.path}/ (dsim.load({str(report.path)!r}))",
         soft_wrap=True,
     )

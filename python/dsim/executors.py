@@ -230,7 +230,10 @@ class Dask(Executor):
 
     def describe(self) -> str:
         where = self.address or getattr(self.client, "scheduler", None) and self.client.scheduler.address
-        return f"Dask at {where}, {self.workers} worker thread(s)"
+        threads = sum(self.client.nthreads().values())
+        if threads == 0:  # tasks wait in the scheduler until a worker joins
+            return f"Dask at {where}, no worker yet (tasks start when one joins: dask worker {where})"
+        return f"Dask at {where}, {threads} worker thread(s)"
 
     def run(self, tasks: Sequence[Task], on_result: OnResult, hook_for: Callable[[Task], Hook | None] | None = None) -> None:
         from distributed import as_completed

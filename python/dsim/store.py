@@ -99,7 +99,10 @@ def read_task(path: Path, expect: dict[str, Any] | None = None) -> tuple[dict[st
     raw = (wide.schema.metadata or {}).get(b"dsim")
     if raw is None:
         raise ValueError("no dsim metadata")
-    meta = json.loads(raw)
+    try:
+        meta = json.loads(raw)
+    except ValueError as e:  # a damaged footer: not UTF-8, not JSON
+        raise ValueError(f"unreadable dsim metadata: {type(e).__name__}: {e}") from None
     for k, v in (expect or {}).items():
         if meta.get(k) != v:
             raise ValueError(f"belongs to another task ({k} = {meta.get(k)!r}, expected {v!r})")
