@@ -475,7 +475,7 @@ def as_cbr(ctx: Context) -> None:
     in4 = float(summary["AS CBR 4 Mbit/s"]["IN early drops"].sum())
     in8 = float(summary["AS CBR 8 Mbit/s"]["IN early drops"].sum())
     s4 = summary["AS CBR 4 Mbit/s"]
-    where = ", ".join(f"{r:g} Mbit/s: {v:.0f}" for r, v in s4["IN early drops"].items() if v > 0)
+    where = ", ".join(f"{r:g} Mbit/s: {v:.3g}" for r, v in s4["IN early drops"].items() if v > 0)
     in_arr4 = runs["AS CBR 4 Mbit/s"].groupby(["cbr_mbps", "replication"])["in_arrivals"].first().groupby("cbr_mbps").mean()
     ctx.claim(
         "no-in-early-drops-4",
@@ -485,7 +485,7 @@ def as_cbr(ctx: Context) -> None:
         simulated=in4,
         note="" if in4 == 0 else (
             f"IN early/forced drops per run appear only at CBR rates {where} "
-            f"({100 * s4['IN early drops'][s4['IN early drops'] > 0].sum() / in_arr4[s4['IN early drops'] > 0].sum():.2f} % of the IN "
+            f"({100 * s4['IN early drops'][s4['IN early drops'] > 0].sum() / in_arr4[s4['IN early drops'] > 0].sum():.2g} % of the IN "
             "arrivals there): the OUT part of a CBR source far above its target keeps the total average near "
             "max_th, and the IN average follows; the document does not say which CBR rates its statement covers."
         ),
