@@ -449,3 +449,11 @@ def test_a_task_file_with_damaged_metadata_is_unreadable_not_a_crash(tmp_path: P
     pq.write_table(table, f)
     with pytest.raises(ValueError, match="^unreadable dsim metadata: UnicodeDecodeError"):
         read_task(f)
+
+
+def test_a_sweep_says_it_writes_no_captures(tmp_path: Path) -> None:
+    f = tiny(tmp_path, '\n[[capture]]\nnode = "A"\n')
+    p = dsim_cli("sweep", str(f), "--set", "flow[0].app.rate=1Mbps", "--out", str(tmp_path / "s"))
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "note: a sweep writes no packet captures; the [[capture]] entries are for `dsim run`" in p.stdout
+    assert not list(tmp_path.rglob("*.pcap"))

@@ -295,6 +295,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             con.print(f"[yellow]redoing point {point} replication {rep}: its file is not usable ({escape(why)})[/]", soft_wrap=True)
         if report.refused:
             con.print(f"[red]{len(report.refused)} point(s) refused by the validator (their tasks fail, the others run)[/]")
+        if sc.data.get("capture"):
+            con.print(escape("note: a sweep writes no packet captures; the [[capture]] entries are for `dsim run`"), soft_wrap=True)
 
     try:
         with _executor(args) as ex:
