@@ -9,7 +9,7 @@ The suite (generated here, deterministic; `dsim bench --save DIR` writes the fil
   first second; half the connections (the even ones) are Assured: a token-bucket profiler
   (1 Mbit/s, 20 KB) at the host marks their in-profile packets AF11; RIO at the bottleneck
   (OUT 420/840/0.05, IN 500/840/0.02, wq 0.002, 1050 packets; section 2.1.2 with its IN/OUT
-  labels put right, see seeds/README.md). TCP configured as ns-2's agents behave (no
+  labels put right: a defect of the document known before the implementation). TCP configured as ns-2's agents behave (no
   delayed ACKs, packet counting, initial window 2, RTO clock 10 ms, initial RTO 3 s) with a
   100-segment window, so that `benchmarks/peers/` can run the same network in ns-2 and ns-3.
 - ``cbr-chain``: 50 CBR flows at 90 % load through a line of 10 routers at 100 Mbit/s:
