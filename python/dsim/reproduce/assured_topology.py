@@ -341,7 +341,7 @@ COMMON_HEADER = """\
 # - RIO (section 2.1.1): OUT packets judged on the average of all packets, IN packets on
 #   the average of IN packets = dsim's coupled MRED; wq = 0.002 (section 2.1.2). Notation
 #   minth_out/maxth_out/maxp_out minth_in/maxth_in/maxp_in.
-# - Seed defect (seeds/README.md): section 2.1.2 prints "420/840/0.05 for IN parameters,
+# - Seed defect: section 2.1.2 prints "420/840/0.05 for IN parameters,
 #   and 500/840/0.02 for OUT parameters"; by its own rules (OUT min 0.4 maxq, max_p 0.05;
 #   IN min 0.45 maxq, max_p 0.02) the labels are swapped: OUT 420/840/0.05, IN
 #   500/840/0.02. Likewise 347/694/0.05 390/694/0.02 (section 3.2), 173/347/0.05
