@@ -61,3 +61,34 @@ def test_error_messages_keep_their_brackets_and_bad_dask_addresses_are_usage_err
         p = dsim_cli("run", str(three_hops_file), "--dask", addr, "--out", str(tmp_path / "o"))
         assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
         assert f"Dask scheduler address '{addr}': missing port number" in p.stderr and "local:N" in p.stderr
+
+
+def test_files_and_folders_are_checked_before_anything_runs(three_hops_file: Path, tmp_path: Path) -> None:
+    text = three_hops_file.read_text()
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(b'name = "caf\xe9"\n')
+    p = dsim_cli("validate", str(bom), str(tmp_path / "missing.toml"), str(latin), str(three_hops_file))
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert p.stdout.startswith(f"ok: {bom} (4 nodes, 3 links, 2 flows") and f"ok: {three_hops_file}" in p.stdout
+    assert "No such file or directory" in p.stderr and "latin.toml: the byte at offset 11 is not UTF-8" in p.stderr
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    p = dsim_cli("run", str(three_hops_file), "--out", str(a_file))
+    assert p.returncode == 2 and f"--out {a_file}: exists and is not a folder" in p.stderr
+    escaping = tmp_path / "escaping.toml"
+    escaping.write_text(text.replace('name = "three-hops"', 'name = "../out"') if 'name = "three-hops"' in text else 'name = "../out"\n' + text)
+    p = dsim_cli("run", str(escaping), cwd=tmp_path)
+    assert p.returncode == 2 and "name = '../out': the default output folder" in p.stderr, p.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_output_into_a_closed_pipe_ends_with_141(three_hops_file: Path, tmp_path: Path) -> None:
+    argv = [sys.executable, "-m", "dsim.cli", "run", str(three_hops_file), "-r", "1", "--out", str(tmp_path / "o")]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as p:
+        assert p.stdout is not None and p.stderr is not None
+        p.stdout.readline()
+        p.stdout.close()
+        err = p.stderr.read().decode()
+        assert p.wait() == 141 and "Traceback" not in err, err

@@ -119,9 +119,13 @@ def test_cli_errors_name_where_the_mistake_is(tmp_path: Path) -> None:
         (["fifo.toml", "t.csv", "--rate", "10"], "--rate 10: rate \"10\" has no unit; units are mandatory"),
         (["fifo.toml", "t.csv"], "--rate: a queue discipline needs the rate of the link it feeds"),
         (["fifo.toml", "blue.csv", "--rate", "1Mbps"], f"{tmp_path / 'blue.csv'}: trace[1].color = 'blue': one of green, yellow, red"),
+        (["fifo.toml", "empty.csv", "--rate", "1Mbps"], f"{tmp_path / 'empty.csv'}: the trace is empty"),
+        (["fifo.toml", "capture.bin", "--rate", "1Mbps"], f"{tmp_path / 'capture.bin'}: not CSV text; a trace is CSV text, or a capture named .pcap"),
     ]
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "capture.bin").write_bytes(bytes([0xD4, 0xC3, 0xB2, 0xA1, 0x02, 0x00, 0x04, 0x00, 0xFF, 0xFE]))
     for args, message in cases:
-        argv = [str(tmp_path / a) if a.endswith((".toml", ".csv")) else a for a in args]
+        argv = [str(tmp_path / a) if a.endswith((".toml", ".csv", ".bin")) else a for a in args]
         p = subprocess.run([sys.executable, "-m", "dsim.cli", "replay", *argv], capture_output=True, text=True)
         assert p.returncode == 2 and p.stderr.startswith(f"dsim: error: {message}") and "Traceback" not in p.stderr, p.stderr
 

@@ -11,9 +11,11 @@
 
 ADDR is tcp://host:port (a running Dask scheduler) or local:N (a LocalCluster of N workers).
 
-Exit status: 0 done; 1 a sweep task failed (or, with --strict, a reproduction missed);
+Exit status: 0 done; 1 a sweep task or an experiment failed (or, with --strict, a check
+missed);
 2 errors in what the user gave (a scenario, a sweep axis, a flag), printed as one precise
-line, never with a traceback; 130 interrupted (Ctrl-C; a sweep keeps its finished tasks).
+line, never with a traceback; 130 interrupted (Ctrl-C; a sweep keeps its finished tasks);
+141 the reader of the output went away (`dsim ... | head`).
 """
 
 from __future__ import annotations
@@ -37,10 +39,16 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # rich exits with status 1 here; `main` ends quietly with the status of a closed pipe.
+        raise BrokenPipeError
+
+
 def _console() -> Console:
-    con = Console(highlight=False)
+    con = _Console(highlight=False)
     if not con.is_terminal:  # a pipe or a CI log: wide enough for the side-by-side tables
-        con = Console(highlight=False, width=160)
+        con = _Console(highlight=False, width=160)
     return con
 
 
@@ -125,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--list", action="store_true", help="list the experiments and exit")
     rep.add_argument("--full", action="store_true", help="the documents' run lengths and replications (slow)")
     rep.add_argument("--out", "-o", type=Path, default=Path("results"), help="folder for report.md, report.json and figures")
-    rep.add_argument("--strict", action="store_true", help="exit with status 1 when a claim misses")
+    rep.add_argument("--strict", action="store_true", help="exit with status 1 when a check misses (an experiment that fails to run always does)")
     _executor_args(rep)
 
     b = sub.add_parser(
@@ -173,13 +181,28 @@ def _executor(args: argparse.Namespace):
     return make_executor(f"dask:{args.dask}" if args.dask else None, args.jobs)
 
 
+def _out_dir(given: Path | None, name: str, suffix: str = "") -> Path:
+    """The output folder (`--out`, or results/<scenario name><suffix>), checked before
+    anything runs."""
+    if given is None:
+        if name in ("", ".", "..") or "/" in name or "\\" in name:
+            raise ScenarioError(
+                f"name = {name!r}: the default output folder results/<name> must be a folder inside results/; give --out, or a name without / or ..",
+                "name", repr(name), "a name usable as a folder name",
+            )
+        given = Path("results") / f"{name}{suffix}"
+    if given.exists() and not given.is_dir():
+        raise ScenarioError(f"--out {given}: exists and is not a folder", "--out", str(given), "the output is a folder")
+    return given
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from .api import run
     from .scenario import Scenario
 
     sc = Scenario.from_toml(Path(args.file))
     con = _console()
-    out = args.out or Path("results") / sc.name
+    out = _out_dir(args.out, sc.name)
     with _executor(args) as ex:
         res = run(sc, seed=args.seed, replications=args.replications, executor=ex, progress=True, console=con, capture_dir=out)
     res.save(out, args.format)
@@ -281,7 +304,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     sc = Scenario.from_toml(Path(args.file))
     axes = [parse_cli_axis(a) for a in args.axes]
-    out = args.out or Path("results") / f"{sc.name}-sweep"
+    out = _out_dir(args.out, sc.name, "-sweep")
     con = _console()
 
     def started(report, ex) -> None:
@@ -360,6 +383,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
             _err(str(e))
             failed += 1
             continue
+        except (FileNotFoundError, IsADirectoryError, PermissionError) as e:  # the next files still get checked
+            _err(f"{e.strerror}: {e.filename}")
+            failed += 1
+            continue
         d = sc.data
         nodes = len(d.get("nodes", {}).get("hosts", [])) + len(d.get("nodes", {}).get("routers", []))
         flows = sum(int(fl.get("count", 1)) for fl in d.get("flow", []))
@@ -423,7 +450,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     experiments = registry.select(args.names)
     with _executor(args) as ex:
         report = run_experiments(experiments, full=args.full, out=args.out, jobs=args.jobs, executor=ex, console=_console())
-    return 1 if args.strict and report.misses() else 0
+    _, _, errors = report.counts()
+    return 1 if errors or (args.strict and report.misses()) else 0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -517,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return handlers[args.command](args)
-    except (ScenarioError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
+    except (ScenarioError, FileNotFoundError, IsADirectoryError, NotADirectoryError, FileExistsError, PermissionError) as e:
         return _err(str(e) if isinstance(e, ScenarioError) else f"{e.strerror}: {e.filename}")
     except KeyboardInterrupt:
         _err("interrupted")

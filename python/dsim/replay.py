@@ -167,7 +167,14 @@ def read_trace(path: str | os.PathLike[str]) -> pd.DataFrame:
         df = pa.record_batch(_dsim.read_pcap(os.fspath(path))).to_pandas()
         df["dscp"] = [_dsim.dscp_name(int(d)) for d in df["dscp"]]
         return df
-    return pd.read_csv(path)
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        rule = "a CSV trace has a header line and one line per packet"
+        raise ScenarioError(f"the trace is empty; {rule}", "trace", None, rule) from None
+    except UnicodeDecodeError:
+        rule = "a trace is CSV text, or a capture named .pcap, .pcapng or .cap"
+        raise ScenarioError(f"not CSV text; {rule}", "trace", None, rule) from None
 
 
 def write_pcap(source: str | os.PathLike[str], out: str | os.PathLike[str], result: pd.DataFrame) -> int:

@@ -533,8 +533,10 @@ class Scenario:
         self.data.setdefault("nodes", {})
         #: The file this scenario was read from, if any (used in error messages).
         self.source: str | None = None
-        # The text it was read from, kept until the first edit so error lines match the file.
+        # The text it was read from and the data it gave: the text stands for the scenario
+        # (error lines match the file) as long as the data is what it gave.
         self._text: str | None = None
+        self._read: dict[str, Any] | None = None
 
     # -- reading and writing -------------------------------------------------------------
 
@@ -542,10 +544,10 @@ class Scenario:
     def from_toml(cls, source: str | os.PathLike[str]) -> "Scenario":
         """Reads a scenario file (a path) or TOML text. Syntax and schema are checked."""
         path = _as_path(source)
-        text = path.read_text() if path else str(source)
+        text = _read_text(path) if path else str(source)
         sc = cls.from_dict(tomllib.loads(text)) if _is_valid_toml(text) else cls()
         sc.source = str(path) if path else None
-        sc._text = text
+        sc._text, sc._read = text, copy.deepcopy(sc.data)
         sc.validate()
         return sc
 
@@ -560,9 +562,14 @@ class Scenario:
 
     def to_toml(self) -> str:
         """The scenario as TOML text, in the schema of scenario files."""
-        if self._text is not None:
+        if self._text_is_current():
             return self._text
         return tomli_w.dumps(self.data)
+
+    def _text_is_current(self) -> bool:
+        """Whether the text read still says what the data says (`.data` may be edited
+        directly, or through a table `get` returned)."""
+        return self._text is not None and (self._read is None or self.data == self._read)
 
     def copy(self) -> "Scenario":
         sc = Scenario.from_dict(self.data)
@@ -575,7 +582,7 @@ class Scenario:
         try:
             _dsim.validate(self.to_toml())
         except ScenarioError as e:
-            if self._text is not None:
+            if self._text_is_current():
                 raise (e.in_file(self.source) if self.source else e) from None
             # Built, copied or edited: the text was written from the data. (A copy is
             # written from its data too: callers edit `.data` directly.)
@@ -757,6 +764,16 @@ class Scenario:
             f"Scenario({self.name!r}, {len(n.get('hosts', [])) + len(n.get('routers', []))} nodes, "
             f"{len(self.data.get('link', []))} links, {len(self.data.get('flow', []))} flows)"
         )
+
+
+def _read_text(path: Path) -> str:
+    """A scenario file's text: UTF-8, a leading byte-order mark dropped (TOML is UTF-8; some
+    editors write the mark, which the Python and the Rust TOML readers treat differently)."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        rule = "a scenario file is UTF-8 text"
+        raise ScenarioError(f"{path}: the byte at offset {e.start} is not UTF-8; {rule}", "", None, rule, None, str(path)) from None
 
 
 def _as_path(source: str | os.PathLike[str]) -> Path | None:
