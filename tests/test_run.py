@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import tomllib
 from pathlib import Path
 
@@ -90,3 +91,39 @@ def test_scenario_path_and_text_are_accepted(three_hops_file: Path, three_hops_t
     c = dsim.run(three_hops_text, seed=5)
     pd.testing.assert_frame_equal(a.flows, b.flows)
     pd.testing.assert_frame_equal(a.flows, c.flows)
+
+
+def test_summary_counts_a_replication_without_drops_as_zero_and_checks_its_arguments() -> None:
+    sc = dsim.Scenario("2s", warmup="0.2s").hosts("A", "B").routers("R")
+    sc.link("A", "R", rate="10Mbps", delay="1ms")
+    sc.link("R", "B", rate="1Mbps", delay="1ms", queue=dsim.droptail("4p"))
+    sc.flow("p", src="A", dst="B", app=dsim.poisson("500kbps", "1000B"))
+    r = dsim.run(sc, replications=10, seed=1, jobs=1)
+    per_rep = r.flows["dropped_pkts"].to_numpy()
+    assert 0 < (per_rep > 0).sum() < 10  # some replications drop, some do not: the drops table is sparse
+    [row] = r.summary("drops").to_dict("records")
+    assert row["n"] == 10 and row["pkts"] == pytest.approx(per_rep.mean())
+    assert row["pkts_ci"] == pytest.approx(stats.t.ppf(0.95, 9) * per_rep.std(ddof=1) / math.sqrt(10))
+    assert list(r.summary("flows", by="flow")["flow"]) == ["p"]  # a single name, not a list
+    for kwargs, words in (
+        (dict(level=-0.5), "level = -0.5: a confidence level lies strictly between 0 and 1"),
+        (dict(level=95), "level = 95"),
+        (dict(by=["flwo"]), "by = ['flwo']: no column 'flwo'"),
+        (dict(columns="goodput"), "columns = ['goodput']: no column 'goodput'"),
+    ):
+        with pytest.raises(dsim.ScenarioError, match=re.escape(words)):
+            r.summary("flows", **kwargs)
+    with pytest.raises(dsim.ScenarioError, match="table 'flow': no such table here"):
+        r.summary("flow")
+    with pytest.raises(dsim.ScenarioError, match="table 'queue_series': its samples fall at other times"):
+        r.summary("queue_series")
+
+
+def test_edits_of_a_read_scenario_through_its_data_are_run(three_hops_text: str) -> None:
+    sc = dsim.Scenario.from_toml(three_hops_text)
+    assert sc.to_toml() == three_hops_text
+    sc.data["duration"] = "7s"
+    sc.get("flow")[0]["app"]["rate"] = "123kbps"
+    text = sc.to_toml()
+    assert 'duration = "7s"' in text and "123kbps" in text
+    assert dsim.run(sc, replications=1).run["sim_time_s"].iloc[0] == 7.0

@@ -23,10 +23,34 @@ SUMMARY_KEYS = {
     "drops": ["flow", "site", "cause"],
     "run": [],
     "conditioners": ["conditioner", "color"],
-    "queue_series": ["port", "queue", "precedence"],
     "series": ["flow", "time_s"],
     "dsd_control": ["port", "time_s"],
 }
+
+
+#: Tables with a row only where something happened (a flow's drops at a site, by cause).
+SPARSE = {"drops"}
+#: Time series sampled at times of their own in each replication (a queue's first arrival
+#: in each interval): nothing lines up to average. (`series` at a fixed interval and
+#: `dsd_control` do line up, by time_s.)
+SERIES = {"queue_series"}
+
+
+def column_list(given: list[str] | str | None) -> list[str] | None:
+    return [given] if isinstance(given, str) else given
+
+
+def summary_table(table: str, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The table `summary` works on, or a precise refusal."""
+    from .errors import ScenarioError
+
+    if table in SERIES:
+        rule = "its samples fall at other times in each replication; summarize it by time bins yourself"
+        raise ScenarioError(f"table {table!r}: {rule}", "table", repr(table), rule)
+    if table not in tables:
+        rule = f"tables: {', '.join(sorted(t for t in tables if t not in SERIES))}"
+        raise ScenarioError(f"table {table!r}: no such table here; {rule}", "table", repr(table), rule)
+    return tables[table]
 
 
 def summary_keys(table: str, df: pd.DataFrame) -> list[str]:
@@ -85,18 +109,19 @@ class Results:
     def replications(self) -> int:
         return len(self.run)
 
-    def summary(self, table: str = "flows", by: list[str] | None = None, columns: list[str] | None = None, level: float = LEVEL) -> pd.DataFrame:
+    def summary(self, table: str = "flows", by: list[str] | str | None = None, columns: list[str] | str | None = None, level: float = LEVEL) -> pd.DataFrame:
         """Mean and Student-t confidence interval (default 90 %) over replications.
 
         For each numeric column c the result has c (mean), c_ci (half width), c_lo, c_hi.
+        A replication without a row of a sparse table (``drops``) counts 0 for it.
         """
-        df = getattr(self, table)
-        if by is None:
-            by = summary_keys(table, df)
+        df = summary_table(table, {name: getattr(self, name) for name in TABLES})
+        by = summary_keys(table, df) if by is None else column_list(by)
         if not by:
             df = df.assign(all="all")
             by = ["all"]
-        return summarize(df, by, columns, level)
+        runs = self.run[["replication"]] if table in SPARSE else None
+        return summarize(df, by, column_list(columns), level, runs)
 
     def save(self, out: str | os.PathLike[str], fmt: str = "parquet") -> Path:
         """Writes every table (Parquet or CSV) and summary.json into the folder `out`."""

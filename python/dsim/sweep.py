@@ -33,7 +33,7 @@ from .axes import Axis, Design, base_scenario, check_points, design_for, point_s
 from .errors import DsimError, check_integer
 from .executors import Executor, Task, TaskResult, make_executor
 from .progress import Monitor
-from .results import summary_keys
+from .results import SERIES, SPARSE, column_list, summary_keys, summary_table
 from .scenario import Scenario, load_scenario
 from .stats import LEVEL, summarize
 from .store import DONE, FAILED, PENDING, SEED_FORMULA, Store, read_task
@@ -266,18 +266,19 @@ class SweepResults:
         """Every task finished."""
         return all(t["state"] == DONE for t in self.manifest["tasks"])
 
-    def summary(self, table: str = "flows", by: list[str] | None = None, columns: list[str] | None = None, level: float = LEVEL) -> pd.DataFrame:
+    def summary(self, table: str = "flows", by: list[str] | str | None = None, columns: list[str] | str | None = None, level: float = LEVEL) -> pd.DataFrame:
         """Mean and Student-t confidence interval (default 90 %) over the replications of
         each point: for each numeric column c, c (mean), c_ci (half width), c_lo, c_hi, and n."""
-        if table not in self.tables:
+        if table not in self.tables and table not in SERIES:
             failed = len(self.failures)
             raise DsimError(
                 f"table {table!r}: no finished task of this sweep has it "
                 f"({failed} task(s) failed: see .failures; tables present: {sorted(self.tables) or 'none'})"
             )
-        df = self.tables[table]
-        keys = list(dict.fromkeys(["point", *self.axes] + (summary_keys(table, df) if by is None else by)))
-        return summarize(df, keys, columns, level)
+        df = summary_table(table, self.tables)
+        keys = list(dict.fromkeys(["point", *self.axes] + (summary_keys(table, df) if by is None else column_list(by))))
+        runs = self.tables["run"][["point", "replication"]] if table in SPARSE and "run" in self.tables else None
+        return summarize(df, keys, column_list(columns), level, runs)
 
 
 def load(path: str | os.PathLike[str]) -> SweepResults:
