@@ -157,3 +157,14 @@ def test_bad_cli_flags(three_hops_file: Path) -> None:
         assert words in p.stderr and "Traceback" not in p.stderr
     p = subprocess.run([sys.executable, "-m", "dsim.cli", "run", "/nonexistent.toml"], capture_output=True, text=True)
     assert p.returncode == 2 and "No such file" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_scenario_without_flows_is_refused_before_it_runs(tmp_path: Path) -> None:
+    sc = dsim.Scenario(duration="1s").hosts("A", "B")
+    sc.link("A", "B", rate="1Mbps", delay="1ms")
+    with pytest.raises(dsim.ScenarioError, match=r"^flow: a scenario needs at least one \[\[flow\]\]"):
+        dsim.run(sc)
+    f = tmp_path / "quiet.toml"
+    f.write_text(sc.to_toml())
+    p = subprocess.run([sys.executable, "-m", "dsim.cli", "validate", str(f)], capture_output=True, text=True)
+    assert p.returncode == 2 and f"{f}: flow: a scenario needs at least one [[flow]]" in p.stderr and "Traceback" not in p.stderr

@@ -581,6 +581,9 @@ class Scenario:
         (and the file and line, for a scenario read from a file and not edited since)."""
         try:
             _dsim.validate(self.to_toml())
+            if not self.data.get("flow"):
+                rule = "a scenario needs at least one [[flow]]: without traffic there is nothing to measure"
+                raise ScenarioError(f"flow: {rule}", "flow", None, rule)
         except ScenarioError as e:
             if self._text_is_current():
                 raise (e.in_file(self.source) if self.source else e) from None
