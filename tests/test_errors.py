@@ -168,3 +168,14 @@ def test_a_scenario_without_flows_is_refused_before_it_runs(tmp_path: Path) -> N
     f.write_text(sc.to_toml())
     p = subprocess.run([sys.executable, "-m", "dsim.cli", "validate", str(f)], capture_output=True, text=True)
     assert p.returncode == 2 and f"{f}: flow: a scenario needs at least one [[flow]]" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_get_hash_and_canonical_toml_name_the_entry_and_no_line() -> None:
+    sc = three_hops_builder()
+    with pytest.raises(dsim.ScenarioError, match=r"^link\[7\]: no such entry in the scenario"):
+        sc.get("link[7].rate")
+    sc.set("link[0].rate", "10")
+    for method in (sc.hash, sc.canonical_toml):
+        with pytest.raises(dsim.ScenarioError) as ei:
+            method()
+        assert str(ei.value).startswith('link[0].rate = "10"') and ei.value.line is None

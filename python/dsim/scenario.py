@@ -585,22 +585,32 @@ class Scenario:
                 rule = "a scenario needs at least one [[flow]]: without traffic there is nothing to measure"
                 raise ScenarioError(f"flow: {rule}", "flow", None, rule)
         except ScenarioError as e:
-            if self._text_is_current():
-                raise (e.in_file(self.source) if self.source else e) from None
-            # Built, copied or edited: the text was written from the data. (A copy is
-            # written from its data too: callers edit `.data` directly.)
-            e = e.without_line()
-            if self.source:
-                e = ScenarioError(f"{self.source} (edited in Python): {e}", e.path, e.value, e.rule, None, self.source)
-            raise e from None
+            raise self._located(e) from None
         return self
 
+    def _located(self, e: ScenarioError) -> ScenarioError:
+        """`e` with the file and line it has for the user."""
+        if self._text_is_current():
+            return e.in_file(self.source) if self.source else e
+        # Built, copied or edited: the text was written from the data. (A copy is written
+        # from its data too: callers edit `.data` directly.)
+        e = e.without_line()
+        if self.source:
+            e = ScenarioError(f"{self.source} (edited in Python): {e}", e.path, e.value, e.rule, None, self.source)
+        return e
+
     def canonical_toml(self) -> str:
-        return _dsim.canonical_toml(self.to_toml())
+        try:
+            return _dsim.canonical_toml(self.to_toml())
+        except ScenarioError as e:
+            raise self._located(e) from None
 
     def hash(self) -> str:
         """First 16 hex digits of the SHA-256 of the canonical TOML."""
-        return _dsim.scenario_hash(self.to_toml())
+        try:
+            return _dsim.scenario_hash(self.to_toml())
+        except ScenarioError as e:
+            raise self._located(e) from None
 
     @property
     def name(self) -> str:
@@ -626,7 +636,7 @@ class Scenario:
                 if isinstance(part, str) and isinstance(node, dict) and not isinstance(parts[i + 1], int):
                     node = node.setdefault(part, {})
                 else:
-                    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts[: i + 1]).lstrip(".")
+                    where = _path_text(parts[: i + 1])
                     raise ScenarioError(f"{where}: no such entry in the scenario", where, None, "no such entry") from None
         try:
             node[parts[-1]] = value
@@ -635,10 +645,15 @@ class Scenario:
         return self
 
     def get(self, path: str) -> Any:
+        """The value at a key path as it reads in a file: ``get("flow[0].app.rate")``."""
         parts = [m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _PATH_PART.finditer(path)]
         node: Any = self.data
-        for part in parts:
-            node = node[part]
+        for i, part in enumerate(parts):
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                where = _path_text(parts[: i + 1])
+                raise ScenarioError(f"{where}: no such entry in the scenario", where, None, "no such entry") from None
         return node
 
     def hosts(self, *names: str) -> "Scenario":
@@ -767,6 +782,11 @@ class Scenario:
             f"Scenario({self.name!r}, {len(n.get('hosts', [])) + len(n.get('routers', []))} nodes, "
             f"{len(self.data.get('link', []))} links, {len(self.data.get('flow', []))} flows)"
         )
+
+
+def _path_text(parts: list[str | int]) -> str:
+    """Key path parts as they read in a file: ["flow", 0, "app"] -> flow[0].app."""
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
 
 
 def _read_text(path: Path) -> str:
