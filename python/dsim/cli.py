@@ -85,7 +85,17 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="dsim", description="Packet-level simulation of Differentiated Services mechanisms.")
+    p = _Parser(
+        prog="dsim",
+        description="Packet-level simulation of Differentiated Services mechanisms.",
+        epilog=(
+            "--dask ADDR: tcp://host:port joins a running Dask scheduler, local:N starts N local workers.\n"
+            "Exit status: 0 done; 1 a sweep task or an experiment failed (with --strict, also a check\n"
+            "that missed); 2 bad input (scenario, axis, flag: one line, no traceback); 130 interrupted\n"
+            "(a sweep keeps its finished tasks); 141 the reader of the output went away."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
