@@ -37,6 +37,7 @@ MISTAKES = [
     ("stop-before-start", ('name = "f"', 'name = "f"\nstart = "5s"\nstop = "2s"'), ("flow[0].stop", "0s"), "flow[0].stop", '"2s"', "after start"),
     ("loss-one", ('delay = "1ms"', 'delay = "1ms"\nloss = 1.0'), ("link[0].loss", 1.0), "link[0].loss", "1.0", "below 1"),
     ("duplicate-flow", ('name = "p"', 'name = "f"'), ("flow[1].name", "f"), "flow[1].name", '"f"', "already exists"),
+    ("too-many-flows", ('name = "f"', 'name = "f"\ncount = 2000000'), ("flow[0].count", 2000000), "flow[0].count", "2000000", "at most 1000000 flows"),
 ]
 
 
@@ -141,6 +142,7 @@ def test_bad_python_arguments() -> None:
         (dict(seed=2**64), "seed = 18446744073709551616: must be an integer from 0 to 2\\^64 - 1"),
         (dict(seed=True), "seed = True"),
         (dict(jobs="2"), "jobs = '2'"),
+        (dict(replications=10**9), "replications = 1000000000: must be an integer from 1 to 1,000,000"),
     ):
         with pytest.raises(dsim.ScenarioError, match=words):
             dsim.run(sc, **kwargs)

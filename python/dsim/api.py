@@ -9,7 +9,7 @@ import pyarrow as pa
 from rich.console import Console
 
 from . import _dsim
-from .errors import ScenarioError, SimulationError, check_integer
+from .errors import MAX_REPLICATIONS, ScenarioError, SimulationError, check_integer
 from .executors import Task, TaskResult, make_executor
 from .progress import Monitor
 from .results import Results
@@ -51,13 +51,15 @@ def run(
             "sweep: this scenario has sweep axes; run it with `dsim sweep` (dsim.sweep), or remove its [sweep] table",
             "sweep", None, "a scenario with sweep axes runs as a sweep",
         )
-    for name, value, low in (("seed", seed, 0), ("replications", replications, 1)):
-        if value is not None:
-            check_integer(name, value, low)
+    if seed is not None:
+        check_integer("seed", seed, 0)
+    if replications is not None:
+        check_integer("replications", replications, 1, MAX_REPLICATIONS)
     sc.validate()
     own_seed, own_reps = scenario_defaults(sc)
     seed = own_seed if seed is None else seed
     replications = own_reps if replications is None else replications
+    check_integer("replications", replications, 1, MAX_REPLICATIONS)  # the scenario's own
     toml = sc.to_toml()
     capture = None if capture_dir is None else os.fspath(capture_dir)
     tasks = [Task(toml, seed, (r,), capture) for r in range(replications)]

@@ -46,11 +46,15 @@ class ScenarioError(DsimError, ValueError):
         return ScenarioError(f"{file}: {self}", self.path, self.value, self.rule, self.line, file)
 
 
-def check_integer(name: str, value: object, low: int) -> None:
+#: Replications of one run or sweep point: each is a task of its own, held in memory.
+MAX_REPLICATIONS = 1_000_000
+
+
+def check_integer(name: str, value: object, low: int, high: int = 2**64 - 1) -> None:
     """An integer argument (seed, replications, jobs): an int, not a bool, from `low` to
-    2^64 - 1 (seeds are 64-bit)."""
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value < 2**64:
-        rule = f"must be an integer from {low} to 2^64 - 1"
+    `high` (by default 2^64 - 1: seeds are 64-bit)."""
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        rule = f"must be an integer from {low} to {'2^64 - 1' if high == 2**64 - 1 else f'{high:,}'}"
         raise ScenarioError(f"{name} = {value!r}: {rule}", name, repr(value), rule)
 
 

@@ -30,7 +30,7 @@ from rich.console import Console
 
 from . import _dsim
 from .axes import Axis, Design, base_scenario, check_points, design_for, point_scenario
-from .errors import DsimError, check_integer
+from .errors import MAX_REPLICATIONS, DsimError, check_integer
 from .executors import Executor, Task, TaskResult, make_executor
 from .progress import Monitor
 from .results import SERIES, SPARSE, column_list, summary_keys, summary_table
@@ -152,7 +152,7 @@ def prepare(scenario: Scenario | str | os.PathLike[str], axes: Any = None, mode:
     seed = own_seed if seed is None else seed
     replications = own_reps if replications is None else replications
     check_integer("seed", seed, 0)
-    check_integer("replications", replications, 1)
+    check_integer("replications", replications, 1, MAX_REPLICATIONS)
     points, refused = check_points(base, design)
     return sc, design, points, refused, seed, replications
 

@@ -27,6 +27,10 @@ use crate::transport::udp::{MIN_DATAGRAM, UdpSender};
 
 type Result<T> = std::result::Result<T, ScenarioError>;
 
+/// Flows per scenario: each keeps its transport state and statistics (a few KB), so a
+/// million is already gigabytes; a larger count is a typo more likely than a plan.
+const MAX_FLOWS: usize = 1_000_000;
+
 pub(super) fn err<T>(path: KeyPath, value: impl ToString, rule: impl Into<String>) -> Result<T> {
     Err(ScenarioError::new(path, Some(value.to_string()), rule))
 }
@@ -497,6 +501,13 @@ fn build_flows(
         };
         if spec.count == 0 {
             return err(p.key("count"), 0, "count must be at least 1");
+        }
+        if flows.len() as u64 + spec.count as u64 > MAX_FLOWS as u64 {
+            return err(
+                p.key("count"),
+                spec.count,
+                format!("a scenario holds at most {MAX_FLOWS} flows (each keeps its own state)"),
+            );
         }
         let group = spec.name.clone().unwrap_or_else(|| format!("flow{i}"));
         for k in 0..spec.count {
