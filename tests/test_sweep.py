@@ -230,6 +230,9 @@ def test_corrupt_partial_and_foreign_files_are_redone(tmp_path: Path) -> None:
     for bad in (corrupt, partial, foreign):
         with pytest.raises(ValueError):
             read_task(bad, {"point": int(bad.name[1:6]), "replication": int(bad.name[8:11])})
+    damaged = dsim.load(out)  # the three tasks are left out, and count as not done
+    assert not damaged.complete and list(damaged.points["done"]) == [1, 0] and list(damaged.points["pending"]) == [1, 2]
+    assert len(damaged.flows) == len(first.flows) // 4
     report = run_sweep(f, axes, out=out)
     assert sorted((p, r) for p, r, _ in report.redone) == [(0, 1), (1, 0), (1, 1)]
     assert report.ran == 3 and report.reused == 1

@@ -283,20 +283,21 @@ class SweepResults:
 
 def load(path: str | os.PathLike[str]) -> SweepResults:
     """Merges a sweep's result store into DataFrames (see :class:`SweepResults`); files
-    that do not read back whole are left out (their tasks are not finished)."""
+    that do not read back whole are left out, and their tasks count as pending (the next
+    `dsim sweep` of the store redoes them)."""
     store = Store.read(path)
-    m = store.manifest
+    m = dict(store.manifest, tasks=[dict(t) for t in store.manifest["tasks"]])
     axes = [a["key"] for a in m["axes"]]
     values = {p["point"]: p["values"] for p in m["points"]}
     parts: dict[str, list[pa.Table]] = {}
     for t in m["tasks"]:
         f = store.path / t["file"]
-        if not f.exists():
-            continue
         try:
-            tables, _ = read_task(f, store.expect(t))
+            tables, _ = read_task(f, store.expect(t)) if f.exists() else ({}, None)
         except ValueError:
-            continue
+            tables = {}
+        if not tables and t["state"] == DONE:
+            t["state"] = PENDING
         for name, table in tables.items():
             parts.setdefault(name, []).append(table.append_column("point", pa.array([t["point"]] * table.num_rows, pa.int64())) if table.num_columns else table)
     frames = {}
