@@ -150,6 +150,14 @@ def test_bad_python_arguments() -> None:
             dsim.sweep(sc, {"flow[0].app.rate": ["1Mbps"]}, **kwargs)
     with pytest.raises(dsim.ScenarioError, match="scenario = 42: expected a dsim.Scenario, a scenario file's path or TOML text, not int"):
         dsim.run(42)
+    for call, words in (
+        (lambda: dsim.replication_seed(True, 0), "seed = True"),
+        (lambda: dsim.replication_seed(1, -1), "replication = -1"),
+        (lambda: dsim.derive_seed(2**64, [0]), "seed = 18446744073709551616"),
+        (lambda: dsim.derive_seed(1, [0, "1"]), "coords\\[1\\] = '1'"),
+    ):
+        with pytest.raises(dsim.ScenarioError, match=words):
+            call()
 
 
 def test_bad_cli_flags(three_hops_file: Path) -> None:

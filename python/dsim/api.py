@@ -84,10 +84,15 @@ def run(
 
 def replication_seed(seed: int, replication: int) -> int:
     """The seed replication `replication` of a run with base seed `seed` uses."""
+    check_integer("seed", seed, 0)
+    check_integer("replication", replication, 0)
     return _dsim.replication_seed(seed, replication)
 
 
 def derive_seed(seed: int, coords: list[int]) -> int:
     """The seed of the task with coordinates `coords` under the base seed `seed`:
     ``[replication]`` in a run, ``[point, replication]`` in a sweep."""
+    check_integer("seed", seed, 0)
+    for i, c in enumerate(coords):
+        check_integer(f"coords[{i}]", c, 0)
     return _dsim.derive_seed(seed, list(coords))

@@ -112,8 +112,10 @@ class Results:
     def summary(self, table: str = "flows", by: list[str] | str | None = None, columns: list[str] | str | None = None, level: float = LEVEL) -> pd.DataFrame:
         """Mean and Student-t confidence interval (default 90 %) over replications.
 
-        For each numeric column c the result has c (mean), c_ci (half width), c_lo, c_hi.
-        A replication without a row of a sparse table (``drops``) counts 0 for it.
+        For each numeric column c the result has c (mean), c_ci (half width), c_lo, c_hi;
+        ``n`` counts the replications. A value a replication does not have (NaN, e.g.
+        ``completion_s`` of a transfer that did not finish) is left out of that column's mean
+        and interval. A replication without a row of a sparse table (``drops``) counts 0.
         """
         df = summary_table(table, {name: getattr(self, name) for name in TABLES})
         by = summary_keys(table, df) if by is None else column_list(by)
