@@ -425,6 +425,13 @@ def test_the_progress_hook_sees_the_run_advance_without_changing_it(tmp_path: Pa
     with pytest.raises(Stop):
         _dsim.run_task(toml, 5, [1, 0], stop)
 
+    def interrupt_at_the_end(now: float, end: float, ev: int) -> None:
+        if now >= end:  # a Ctrl-C during the last step: the run is complete, the stop still counts
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _dsim.run_task(toml, 5, [1, 0], interrupt_at_the_end)
+
 
 def test_progress_bars_on_a_terminal_and_quiet_elsewhere(tmp_path: Path) -> None:
     buf = io.StringIO()

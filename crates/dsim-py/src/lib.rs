@@ -331,8 +331,10 @@ fn run_task<'py>(
         dsim_core::task::run_task(&sc, base_seed, &coords, Some(&mut hook), &opts)
     })?;
     match (outcome, failure) {
-        (Some(tables), _) => tables_dict(py, &tables),
-        (None, Some(e)) => Err(e),
+        // A Ctrl-C (or a failing progress callback) at the last step: the run is complete,
+        // but the caller asked to stop, and check_signals has consumed the signal.
+        (_, Some(e)) => Err(e),
+        (Some(tables), None) => tables_dict(py, &tables),
         (None, None) => Err(simulation_error(py, format!("{context}: stopped without a reason"))),
     }
 }
