@@ -189,3 +189,12 @@ def test_get_hash_and_canonical_toml_name_the_entry_and_no_line() -> None:
         with pytest.raises(dsim.ScenarioError) as ei:
             method()
         assert str(ei.value).startswith('link[0].rate = "10"') and ei.value.line is None
+
+
+def test_a_value_toml_cannot_write_is_named_and_a_file_may_have_any_suffix(three_hops_file: Path, tmp_path: Path) -> None:
+    sc = three_hops_builder().set("link[0].delay", None)
+    with pytest.raises(dsim.ScenarioError, match=r"^link\[0\]\.delay = None: a value is a string"):
+        sc.validate()
+    other = tmp_path / "three.scenario"
+    other.write_text(three_hops_file.read_text())
+    assert dsim.Scenario.from_toml(str(other)).name == "three-hops"

@@ -16,6 +16,7 @@ file are refused with the same messages.
 from __future__ import annotations
 
 import copy
+import datetime
 import os
 import re
 import tomllib
@@ -564,7 +565,12 @@ class Scenario:
         """The scenario as TOML text, in the schema of scenario files."""
         if self._text_is_current():
             return self._text
-        return tomli_w.dumps(self.data)
+        try:
+            return tomli_w.dumps(self.data)
+        except TypeError:  # a value TOML cannot write (None, an object): name where it is
+            path, value = _unwritable(self.data) or ("", None)
+            rule = "a value is a string (with its unit), a number, a boolean, a list or a table"
+            raise ScenarioError(f"{path} = {value!r}: {rule}", path, repr(value), rule) from None
 
     def _text_is_current(self) -> bool:
         """Whether the text read still says what the data says (`.data` may be edited
@@ -784,6 +790,23 @@ class Scenario:
         )
 
 
+def _unwritable(node: Any, parts: tuple[str | int, ...] = ()) -> tuple[str, Any] | None:
+    """The key path and value of the first value TOML cannot write, or None."""
+    if isinstance(node, dict):
+        children: Any = node.items()
+    elif isinstance(node, list | tuple):
+        children = enumerate(node)
+    elif isinstance(node, str | int | float | bool | datetime.date | datetime.time):
+        return None
+    else:
+        return _path_text(list(parts)), node
+    for key, child in children:
+        found = _unwritable(child, (*parts, key))
+        if found:
+            return found
+    return None
+
+
 def _path_text(parts: list[str | int]) -> str:
     """Key path parts as they read in a file: ["flow", 0, "app"] -> flow[0].app."""
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
@@ -802,7 +825,8 @@ def _read_text(path: Path) -> str:
 def _as_path(source: str | os.PathLike[str]) -> Path | None:
     if isinstance(source, os.PathLike):
         return Path(source)
-    if isinstance(source, str) and "\n" not in source and source.strip().endswith(".toml"):
+    if isinstance(source, str) and source.strip() and "\n" not in source and "=" not in source:
+        # One line without "=": not TOML text; a file's name, whatever its suffix.
         return Path(source)
     return None
 
