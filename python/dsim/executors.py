@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import threading
+from abc import ABC, abstractmethod
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -110,15 +111,16 @@ def cores() -> int:
 OnResult = Callable[[Task, TaskResult], None]
 
 
-class Executor:
-    """Runs tasks; see the module documentation."""
+class Executor(ABC):
+    """Runs tasks; see the module documentation. Sequential, Local and Dask implement `run`."""
 
     name = "executor"
     #: Tasks that run at the same time (for display).
     workers = 1
 
+    @abstractmethod
     def run(self, tasks: Sequence[Task], on_result: OnResult, hook_for: Callable[[Task], Hook | None] | None = None) -> None:
-        raise NotImplementedError
+        """Runs `tasks`, calling `on_result` for each as it finishes (any order)."""
 
     def close(self) -> None:
         pass
