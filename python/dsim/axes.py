@@ -319,7 +319,7 @@ def design_for(sc: Scenario, axes: dict[str, Any] | list[Axis] | None = None, mo
 
 def _in_file(sc: Scenario, e: ScenarioError) -> ScenarioError:
     """`e` with the line of its axis in the [sweep] table of the file `sc` came from."""
-    text = sc._text
+    text = sc._text if sc._text_is_current() else None
     if text is None:
         return e
     key = e.path.removeprefix("sweep.").split(".")[0] if e.path != "sweep.mode" else "mode"

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from .errors import ScenarioError
 from .stats import LEVEL, summarize
 
 TABLES = ("flows", "queues", "drops", "run", "conditioners", "queue_series", "series", "dsd_control")
@@ -42,8 +43,6 @@ def column_list(given: list[str] | str | None) -> list[str] | None:
 
 def summary_table(table: str, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """The table `summary` works on, or a precise refusal."""
-    from .errors import ScenarioError
-
     if table in SERIES:
         rule = "its samples fall at other times in each replication; summarize it by time bins yourself"
         raise ScenarioError(f"table {table!r}: {rule}", "table", repr(table), rule)

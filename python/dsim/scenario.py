@@ -537,7 +537,7 @@ class Scenario:
         # The text it was read from and the data it gave: the text stands for the scenario
         # (error lines match the file) as long as the data is what it gave.
         self._text: str | None = None
-        self._read: dict[str, Any] | None = None
+        self._read: dict[str, Any] = {}
 
     # -- reading and writing -------------------------------------------------------------
 
@@ -575,7 +575,7 @@ class Scenario:
     def _text_is_current(self) -> bool:
         """Whether the text read still says what the data says (`.data` may be edited
         directly, or through a table `get` returned)."""
-        return self._text is not None and (self._read is None or self.data == self._read)
+        return self._text is not None and self.data == self._read
 
     def copy(self) -> "Scenario":
         sc = Scenario.from_dict(self.data)
@@ -624,13 +624,8 @@ class Scenario:
 
     # -- editing ---------------------------------------------------------------------------
 
-    def _edited(self) -> None:
-        # Once edited, the scenario is written from its data, not the original text.
-        self._text = None
-
     def set(self, path: str, value: Any) -> "Scenario":
         """Sets the value at a key path as it reads in a file: ``set("flow[0].app.rate", "2Mbps")``."""
-        self._edited()
         parts = [m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _PATH_PART.finditer(path)]
         if not parts:
             raise ScenarioError(f"{path!r} is not a key path", path, None, "a key path reads like flow[0].app.rate")
@@ -663,12 +658,10 @@ class Scenario:
         return node
 
     def hosts(self, *names: str) -> "Scenario":
-        self._edited()
         self.data["nodes"].setdefault("hosts", []).extend(names)
         return self
 
     def routers(self, *names: str) -> "Scenario":
-        self._edited()
         self.data["nodes"].setdefault("routers", []).extend(names)
         return self
 
@@ -686,7 +679,6 @@ class Scenario:
     ) -> "Scenario":
         """A duplex link a <-> b. `queue` and `loss` apply to both directions unless
         `forward` (a -> b) or `reverse` (b -> a) override them (keys: rate, queue, loss)."""
-        self._edited()
         entry = _drop_none(
             {"from": a, "to": b, "rate": rate, "delay": delay, "queue": queue, "loss": loss, "forward": forward, "reverse": reverse}
         )
@@ -695,7 +687,6 @@ class Scenario:
 
     def route(self, *path: str) -> "Scenario":
         """Traffic for the last node of `path` follows `path` from each of its nodes."""
-        self._edited()
         self.data.setdefault("route", []).append({"path": list(path)})
         return self
 
@@ -716,7 +707,6 @@ class Scenario:
         """A flow from `src` to `dst` (or `count` identical ones named name.0, name.1 ...).
         `start` is a time or :func:`uniform`; `tcp` (see :func:`tcp`) configures an
         :func:`ftp` or :func:`web` flow's TCP."""
-        self._edited()
         entry = _drop_none(
             {"name": name, "src": src, "dst": dst, "count": count, "dscp": dscp, "start": start, "stop": stop, "app": app, "tcp": tcp}
         )
@@ -745,7 +735,6 @@ class Scenario:
         `interface` only; one state for the aggregate, or one per matching flow with
         `per_flow`. A `shaper`, a `meter` with actions per colour ("pass", "drop",
         :func:`mark`, :func:`demote`), or an `ef_policer`. See docs/af.md."""
-        self._edited()
         entry = _drop_none(
             {
                 "name": name,
@@ -767,7 +756,6 @@ class Scenario:
 
     def dscp(self, name: str, value: int) -> "Scenario":
         """Names a codepoint: afterwards `name` stands for `value` wherever a DSCP is written."""
-        self._edited()
         self.data.setdefault("dscp", {})[name] = value
         return self
 
@@ -778,7 +766,6 @@ class Scenario:
         transmission) or of a `node` (what it transmits and receives), written as
         `<name>-r<replication>.pcap` into the `capture_dir` given to :func:`dsim.run`;
         `snaplen` ("80B") keeps only the headers of each packet."""
-        self._edited()
         self.data.setdefault("capture", []).append(_drop_none({"port": port, "node": node, "name": name, "snaplen": snaplen}))
         return self
 

@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
+from .errors import ScenarioError
+
 #: Confidence level of every interval dsim reports.
 LEVEL = 0.90
 
@@ -65,8 +67,6 @@ def summarize(
 
 def check_summary_arguments(df: pd.DataFrame, by: list[str], columns: list[str] | None, level: float) -> None:
     """Refuses a level outside (0, 1) and columns the table does not have."""
-    from .errors import ScenarioError
-
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0 < level < 1:
         rule = "a confidence level lies strictly between 0 and 1 (0.9 for 90 %)"
         raise ScenarioError(f"level = {level!r}: {rule}", "level", repr(level), rule)

@@ -502,7 +502,7 @@ fn build_flows(
         if spec.count == 0 {
             return err(p.key("count"), 0, "count must be at least 1");
         }
-        if flows.len() as u64 + spec.count as u64 > MAX_FLOWS as u64 {
+        if flows.len() + spec.count as usize > MAX_FLOWS {
             return err(
                 p.key("count"),
                 spec.count,
