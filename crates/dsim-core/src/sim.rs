@@ -16,6 +16,7 @@ use crate::conditioner::{ChainRef, Conditioners, InstId};
 use crate::engine::rng::Rng;
 use crate::engine::{Event, EventQueue};
 use crate::net::Network;
+use crate::net::port::PortPath;
 use crate::packet::{Direction, Dscp, Ecn, FlowId, NodeId, PacketArena, PktId, PortId};
 use crate::scenario::capture::CapturePoint;
 use crate::sched::{QueueCtx, Verdict};
@@ -160,6 +161,9 @@ impl Simulation {
                 self.net.ports[p as usize].capture_rx.push(i as u16);
             }
         }
+        if self.started {
+            self.derive_port_paths();
+        }
         Ok(())
     }
 
@@ -224,6 +228,7 @@ impl Simulation {
 
     fn start(&mut self) {
         self.started = true;
+        self.derive_port_paths();
         let (end, events) = (self.end, &mut self.events);
         for (i, f) in self.flows.iter_mut().enumerate() {
             let i = i as FlowId;
@@ -235,6 +240,19 @@ impl Simulation {
                     t.timers.schedule(|at, timer| events.push(at, Event::Tcp(i, timer)));
                 }
             }
+        }
+    }
+
+    /// Sums up each port's optional steps (captures, wire loss, scripted drops,
+    /// conditioner chains) in its [`PortPath`], read once per hop.
+    fn derive_port_paths(&mut self) {
+        for (i, port) in self.net.ports.iter_mut().enumerate() {
+            let i = i as PortId;
+            port.path = PortPath {
+                egress_chain: self.conditioners.has(ChainRef::Egress(i)),
+                tx_extras: !port.capture_tx.is_empty() || port.loss.is_some() || port.scripted.is_some(),
+                rx_extras: !port.capture_rx.is_empty() || self.conditioners.has(ChainRef::Ingress(i)),
+            };
         }
     }
 
@@ -288,7 +306,7 @@ impl Simulation {
     }
 
     /// A packet is at `node`: deliver it if it is addressed here, otherwise route it on.
-    #[inline]
+    #[inline(always)]
     fn receive(&mut self, node: NodeId, id: PktId) {
         if self.pkts[id].dst == node {
             self.deliver(id);
@@ -306,9 +324,8 @@ impl Simulation {
             .routes
             .next_port(node, dst)
             .expect("route checked when the scenario was built");
-        let chain = ChainRef::Egress(port);
-        if self.conditioners.has(chain) {
-            self.condition(chain, 0, false, id);
+        if self.net.ports[port as usize].path.egress_chain {
+            self.condition(ChainRef::Egress(port), 0, false, id);
         } else {
             self.send_to_port(port, id);
         }
@@ -386,18 +403,21 @@ impl Simulation {
         let (now, w) = (self.now, self.window);
         let port = &mut self.net.ports[p as usize];
         let link_free = !port.tx_pending && port.busy_until <= now;
-        if link_free && port.qdisc.len_packets() == 0 {
-            // The link went free with nothing to send (no event marked that moment).
-            port.qdisc.on_link_idle();
-        }
-        port.qdisc.classify(&mut self.pkts, id);
         let pkt = &mut self.pkts[id];
         pkt.enqueued_at = now;
-        let (queue, prec, size, ecn) = (pkt.queue, pkt.precedence, pkt.size, pkt.ecn);
-        if link_free && port.qdisc.passes_straight_through(size) {
-            port.class_stats(queue, prec).on_passed_through(&w, now, size);
-            return self.start_transmission(p, id);
+        if link_free {
+            if let Some(prec) = port.qdisc.straight_through(pkt.dscp, pkt.size) {
+                (pkt.queue, pkt.precedence) = (0, prec);
+                port.class_stats(0, prec).on_passed_through(&w, now, pkt.size);
+                return self.start_lone_transmission(p, id);
+            }
+            // The link went free (no event marked that moment): a round robin ends its
+            // visit if nothing waits.
+            port.qdisc.on_link_free();
         }
+        port.qdisc.classify(&mut self.pkts, id);
+        let pkt = &self.pkts[id];
+        let (queue, prec, size, ecn) = (pkt.queue, pkt.precedence, pkt.size, pkt.ecn);
         port.class_stats(queue, prec).on_arrival(&w, now, size);
         let mut ctx = QueueCtx {
             now,
@@ -464,16 +484,39 @@ impl Simulation {
             port.tx_pending = true;
             self.events.push(port.busy_until, Event::TxDone(p));
         }
+        self.onto_the_link(p, id);
+    }
+
+    /// Port `p`'s link starts serializing packet `id`, which passed straight through its
+    /// empty queue: nothing waits after it.
+    #[inline]
+    fn start_lone_transmission(&mut self, p: PortId, id: PktId) {
+        let port = &mut self.net.ports[p as usize];
+        port.busy_until = self.now + port.tx_time(self.pkts[id].size);
+        self.onto_the_link(p, id);
+    }
+
+    /// The packet whose transmission starts goes through the port's optional steps, then
+    /// onto the wire.
+    #[inline(always)]
+    fn onto_the_link(&mut self, p: PortId, id: PktId) {
+        if self.net.ports[p as usize].path.tx_extras && self.captured_or_lost(p, id) {
+            return;
+        }
+        self.put_on_wire(p, id);
+    }
+
+    /// The optional steps of a packet leaving port `p`: its captures, then loss on the
+    /// wire or a scripted drop. True if the packet was lost (it is counted and freed).
+    #[cold]
+    #[inline(never)]
+    fn captured_or_lost(&mut self, p: PortId, id: PktId) -> bool {
+        let port = &mut self.net.ports[p as usize];
         if !port.capture_tx.is_empty() {
             let taps = std::mem::take(&mut port.capture_tx);
             self.capture(&taps, id);
             self.net.ports[p as usize].capture_tx = taps;
         }
-        self.put_on_wire(p, id);
-    }
-
-    /// Packet `id` leaves port `p`: it propagates to the far node, or is lost on the wire.
-    fn put_on_wire(&mut self, p: PortId, id: PktId) {
         let now = self.now;
         let port = &mut self.net.ports[p as usize];
         let mut lost = match port.loss.as_deref_mut() {
@@ -485,23 +528,30 @@ impl Simulation {
                 lost = Some(DropCause::Scripted);
             }
         }
-        if let Some(cause) = lost {
-            let pkt = &self.pkts[id];
-            let (queue, prec, size) = (pkt.queue, pkt.precedence, pkt.size);
-            port.class_stats(queue, prec).on_refused(&self.window, now, cause, size);
-            self.drop(id, DropSite::Port(p), cause);
-        } else {
-            let arrival = port.busy_until + port.delay;
-            self.pkts[id].wire_next = None;
-            match &mut port.wire {
-                Some((_, last)) => {
-                    let prev = std::mem::replace(last, id);
-                    self.pkts[prev].wire_next = Some((id, arrival));
-                }
-                None => {
-                    port.wire = Some((id, id));
-                    self.events.push(arrival, Event::Arrival(p));
-                }
+        let Some(cause) = lost else {
+            return false;
+        };
+        let pkt = &self.pkts[id];
+        let (queue, prec, size) = (pkt.queue, pkt.precedence, pkt.size);
+        port.class_stats(queue, prec).on_refused(&self.window, now, cause, size);
+        self.drop(id, DropSite::Port(p), cause);
+        true
+    }
+
+    /// Packet `id` leaves port `p` and propagates to the far node.
+    #[inline(always)]
+    fn put_on_wire(&mut self, p: PortId, id: PktId) {
+        let port = &mut self.net.ports[p as usize];
+        let arrival = port.busy_until + port.delay;
+        self.pkts[id].wire_next = None;
+        match &mut port.wire {
+            Some((_, last)) => {
+                let prev = std::mem::replace(last, id);
+                self.pkts[prev].wire_next = Some((id, arrival));
+            }
+            None => {
+                port.wire = Some((id, id));
+                self.events.push(arrival, Event::Arrival(p));
             }
         }
     }
@@ -545,6 +595,19 @@ impl Simulation {
             None => port.wire = None,
         }
         let peer = port.peer;
+        if port.path.rx_extras {
+            self.arrive_with_extras(p, id);
+        } else {
+            self.receive(peer, id);
+        }
+    }
+
+    /// Packet `id` reaches the peer of port `p`, which captures it or runs an ingress
+    /// chain.
+    #[cold]
+    #[inline(never)]
+    fn arrive_with_extras(&mut self, p: PortId, id: PktId) {
+        let port = &mut self.net.ports[p as usize];
         if !port.capture_rx.is_empty() {
             let taps = std::mem::take(&mut port.capture_rx);
             self.capture(&taps, id);
@@ -554,6 +617,7 @@ impl Simulation {
         if self.conditioners.has(chain) {
             self.condition(chain, 0, false, id);
         } else {
+            let peer = self.net.ports[p as usize].peer;
             self.receive(peer, id);
         }
     }

@@ -85,9 +85,9 @@ pub struct EventQueue {
     free: u32,
     /// First and last node of each slot's list, side by side: a push reads the last, a
     /// pop the first, and emptying or filling a list writes both (one cache line).
-    ends: Box<[Ends]>,
+    ends: Box<[Ends; SLOTS]>,
     /// Bit i set when index i's list is non-empty; bit w of `summary` when word w is.
-    bits: Box<[u64]>,
+    bits: Box<[u64; WORDS]>,
     summary: [u64; WORDS / 64],
     far: std::collections::BinaryHeap<Far>,
     /// Insertion counter for the heap's ties.
@@ -101,6 +101,13 @@ impl Default for EventQueue {
     fn default() -> Self {
         EventQueue::with_capacity(0)
     }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn scheduled_in_the_past(at: u64, last: u64) -> ! {
+    panic!("event scheduled in the past ({at} < {last})")
 }
 
 #[inline(always)]
@@ -119,8 +126,11 @@ impl EventQueue {
             last: 0,
             nodes: Vec::with_capacity(n),
             free: NIL,
-            ends: vec![Ends { head: NIL, tail: NIL }; SLOTS].into_boxed_slice(),
-            bits: vec![0; WORDS].into_boxed_slice(),
+            ends: vec![Ends { head: NIL, tail: NIL }; SLOTS]
+                .into_boxed_slice()
+                .try_into()
+                .expect("SLOTS entries"),
+            bits: Box::new([0; WORDS]),
             summary: [0; WORDS / 64],
             far: std::collections::BinaryHeap::new(),
             far_seq: 0,
@@ -131,40 +141,36 @@ impl EventQueue {
 
     /// Schedules `event` at `at`. Panics if `at` is before the last time popped or peeked
     /// (an event in the past: a bug of the caller).
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, at: SimTime, event: Event) {
-        assert!(
-            at.0 >= self.last,
-            "event scheduled in the past ({} < {})",
-            at.0,
-            self.last
-        );
+        if at.0 < self.last {
+            scheduled_in_the_past(at.0, self.last);
+        }
         self.len += 1;
         if slot(at.0) - slot(self.last) < SLOTS as u64 {
             self.insert(at.0, event);
         } else {
-            self.far.push(Far {
-                time: at.0,
-                seq: self.far_seq,
-                event,
-            });
-            self.far_seq += 1;
-            self.far_min = self.far_min.min(at.0);
+            self.push_far(at.0, event);
         }
     }
 
+    /// An event beyond the calendar's year goes to the heap.
+    #[cold]
+    #[inline(never)]
+    fn push_far(&mut self, time: u64, event: Event) {
+        self.far.push(Far {
+            time,
+            seq: self.far_seq,
+            event,
+        });
+        self.far_seq += 1;
+        self.far_min = self.far_min.min(time);
+    }
+
     /// Puts an event into its slot's list, after the events due at or before its time.
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, time: u64, event: Event) {
-        let n = if self.free != NIL {
-            let n = self.free;
-            self.free = self.nodes[n as usize].next;
-            self.nodes[n as usize] = Node { time, event, next: NIL };
-            n
-        } else {
-            self.nodes.push(Node { time, event, next: NIL });
-            (self.nodes.len() - 1) as u32
-        };
+        let n = self.new_node(time, event);
         let i = index(time);
         let tail = self.ends[i].tail;
         if tail == NIL {
@@ -175,19 +181,41 @@ impl EventQueue {
             self.nodes[tail as usize].next = n;
             self.ends[i].tail = n;
         } else {
-            // Earlier than the slot's last event: walk to its place (rare).
-            let mut prev = NIL;
-            let mut cur = self.ends[i].head;
-            while self.nodes[cur as usize].time <= time {
-                prev = cur;
-                cur = self.nodes[cur as usize].next;
-            }
-            self.nodes[n as usize].next = cur;
-            if prev == NIL {
-                self.ends[i].head = n;
-            } else {
-                self.nodes[prev as usize].next = n;
-            }
+            self.insert_before_tail(i, n, time);
+        }
+    }
+
+    /// A node holding the event, taken from the unused list when there is one.
+    #[inline(always)]
+    fn new_node(&mut self, time: u64, event: Event) -> u32 {
+        let node = Node { time, event, next: NIL };
+        if self.free != NIL {
+            let n = self.free;
+            self.free = self.nodes[n as usize].next;
+            self.nodes[n as usize] = node;
+            n
+        } else {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        }
+    }
+
+    /// Node `n`, due at `time`, is earlier than the last of index `i`'s list: walk to its
+    /// place (rare: events are mostly scheduled in time order within a slot).
+    #[cold]
+    #[inline(never)]
+    fn insert_before_tail(&mut self, i: usize, n: u32, time: u64) {
+        let mut prev = NIL;
+        let mut cur = self.ends[i].head;
+        while self.nodes[cur as usize].time <= time {
+            prev = cur;
+            cur = self.nodes[cur as usize].next;
+        }
+        self.nodes[n as usize].next = cur;
+        if prev == NIL {
+            self.ends[i].head = n;
+        } else {
+            self.nodes[prev as usize].next = n;
         }
     }
 

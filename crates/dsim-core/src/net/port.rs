@@ -36,6 +36,9 @@ pub struct Port {
     pub stats: Vec<ClassStats>,
     /// An end-of-transmission event is pending (a packet waits for the link).
     pub tx_pending: bool,
+    /// What the port's packets meet besides the queue and the wire, summed up when the
+    /// run starts (one test per hop instead of one per feature): see [`PortPath`].
+    pub path: PortPath,
     /// The discipline's drop precedences per queue (`qdisc.precedences()`, kept here: it
     /// indexes `stats` at every enqueue and dequeue).
     pub precedences: u8,
@@ -58,6 +61,29 @@ pub struct Port {
     pub rng: Box<Rng>,
     /// "FROM->TO", the name used in results.
     pub name: String,
+}
+
+/// The optional steps of a port's packets, as flags read on every hop. They are derived
+/// from the port's captures, loss, scripted drops and conditioner chains when the run
+/// starts; until then every packet takes the full path.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PortPath {
+    /// A conditioner chain sits at the port's egress (before its queue).
+    pub egress_chain: bool,
+    /// Packets leaving the port are captured, may be lost on the wire or match scripted
+    /// drops.
+    pub tx_extras: bool,
+    /// Packets delivered to the peer are captured or meet its ingress chain.
+    pub rx_extras: bool,
+}
+
+impl PortPath {
+    /// Every optional step checked, as before the run starts.
+    pub const FULL: PortPath = PortPath {
+        egress_chain: true,
+        tx_extras: true,
+        rx_extras: true,
+    };
 }
 
 impl Port {

@@ -212,6 +212,7 @@ fn build_port(
         // A packet of 0 bytes takes 0 ns: a true entry to start from.
         tx_memo: (0, Duration(0)),
         tx_pending: false,
+        path: crate::net::port::PortPath::FULL,
         wire: None,
         stats,
         precedences: precedences as u8,

@@ -34,7 +34,7 @@ pub use wrr::Wrr;
 
 use crate::aqm::AqmQueue;
 use crate::engine::rng::Rng;
-use crate::packet::{PacketArena, PktId};
+use crate::packet::{Dscp, PacketArena, PktId};
 use crate::stats::DropCause;
 use crate::time::SimTime;
 
@@ -147,30 +147,33 @@ impl Qdisc {
         }
     }
 
-    /// The port's link finished sending and found the discipline empty. The port calls
-    /// this instead of a `dequeue` that would return nothing (it schedules no event at the
-    /// end of a transmission nobody waits for), before the next packet is offered; the
-    /// round robins end their visit in progress, as an empty `dequeue` does.
+    /// The port's link is free when a packet arrives (no event marked the moment it went
+    /// free: the port schedules no event at the end of a transmission nobody waits for).
+    /// If nothing waits, the round robins end their visit in progress, as an empty
+    /// `dequeue` would have.
     #[inline]
-    pub fn on_link_idle(&mut self) {
+    pub fn on_link_free(&mut self) {
         match self {
-            Qdisc::Wrr(s) => s.rr.end_visit(),
-            Qdisc::Cbq(s) => s.on_link_idle(),
+            Qdisc::Wrr(s) if s.classes.len_packets() == 0 => s.rr.end_visit(),
+            Qdisc::Cbq(s) if s.classes.len_packets() == 0 => s.on_link_idle(),
             // No state moves on an empty dequeue: FIFO, priority, DRR (its active list is
             // empty); DSD's control loop catches up at its next call.
-            Qdisc::Fifo(_) | Qdisc::Priority(_) | Qdisc::Drr(_) | Qdisc::Dsd(_) => {}
+            _ => {}
         }
     }
 
-    /// Would a packet of `size` bytes, arriving while the link is free, be admitted and at
-    /// once dequeued, leaving no trace in the discipline? True of an empty drop-tail FIFO
-    /// with room for it: the port then sends the packet without the round trip through
-    /// the queue (same counters, same order of events).
+    /// Would a packet of `size` bytes with codepoint `dscp`, arriving while the link is
+    /// free, be admitted and at once dequeued, leaving no trace in the discipline? True of
+    /// an empty drop-tail FIFO with room for it: the port then sends the packet without
+    /// the round trip through the queue (same counters, same order of events). Returns the
+    /// packet's precedence (its queue is 0).
     #[inline]
-    pub fn passes_straight_through(&self, size: u32) -> bool {
+    pub fn straight_through(&self, dscp: Dscp, size: u32) -> Option<u8> {
         match self {
-            Qdisc::Fifo(f) => f.queue.is_empty_drop_tail() && f.queue.fifo.fits(size),
-            _ => false,
+            Qdisc::Fifo(f) if f.queue.is_empty_drop_tail() && f.queue.fifo.fits(size) => {
+                Some(f.queue.precedence_of(dscp))
+            }
+            _ => None,
         }
     }
 

@@ -15,7 +15,7 @@
 //!   queue is skipped: it is passed over without using any service or keeping any credit;
 //! - when every queue is empty `dequeue` returns nothing and the visit in progress ends
 //!   (the port tells the scheduler when its link finds nothing to send, the moment it
-//!   would have asked: `Qdisc::on_link_idle`); the next packet to arrive is served at once
+//!   would have asked: `Qdisc::on_link_free`); the next packet to arrive is served at once
 //!   and the scan for the next visit starts after the queue of the ended visit.
 //!
 //! With every queue backlogged, each round serves exactly w_i packets of queue i, so queue
@@ -58,7 +58,7 @@ impl WrrState {
     }
 
     /// Ends the visit in progress: every queue is empty, at a `dequeue` call or when the
-    /// link finds nothing to send ([`super::Qdisc::on_link_idle`]).
+    /// link finds nothing to send ([`super::Qdisc::on_link_free`]).
     #[inline]
     pub fn end_visit(&mut self) {
         self.served = self.weights[self.current];
@@ -208,7 +208,7 @@ mod tests {
         let t = SimTime::ZERO;
         h.offer(&mut q, t, D[0], 100, 0xa);
         assert_eq!(h.take(&mut q, t).map(|x| x.1), Some(0xa));
-        q.on_link_idle();
+        q.on_link_free();
         h.offer(&mut q, t, D[0], 100, 0xb);
         h.offer(&mut q, t, D[1], 100, 0x1);
         let order: Vec<u64> = std::iter::from_fn(|| h.take(&mut q, t)).map(|x| x.1).collect();

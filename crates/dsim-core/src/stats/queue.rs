@@ -63,7 +63,7 @@ impl ClassStats {
         }
     }
 
-    /// A packet arrived and left for the link at once (`Qdisc::passes_straight_through`):
+    /// A packet arrived and left for the link at once (`Qdisc::straight_through`):
     /// the same counts as [`Self::on_arrival`], [`Self::on_admitted`] and
     /// [`Self::on_removed`] at one instant, and the occupancy integral gains nothing.
     #[inline]
