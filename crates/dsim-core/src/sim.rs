@@ -408,8 +408,14 @@ impl Simulation {
         if link_free {
             if let Some(prec) = port.qdisc.straight_through(pkt.dscp, pkt.size) {
                 (pkt.queue, pkt.precedence) = (0, prec);
-                port.class_stats(0, prec).on_passed_through(&w, now, pkt.size);
-                return self.start_lone_transmission(p, id);
+                let size = pkt.size;
+                port.class_stats(0, prec).on_passed_through(&w, now, size);
+                // Its lone transmission: nothing waits after it.
+                port.busy_until = now + port.tx_time(size);
+                if port.path.tx_extras {
+                    return self.onto_the_link(p, id);
+                }
+                return port.enter_wire(p, id, &mut self.pkts, &mut self.events);
             }
             // The link went free (no event marked that moment): a round robin ends its
             // visit if nothing waits.
@@ -487,15 +493,6 @@ impl Simulation {
         self.onto_the_link(p, id);
     }
 
-    /// Port `p`'s link starts serializing packet `id`, which passed straight through its
-    /// empty queue: nothing waits after it.
-    #[inline]
-    fn start_lone_transmission(&mut self, p: PortId, id: PktId) {
-        let port = &mut self.net.ports[p as usize];
-        port.busy_until = self.now + port.tx_time(self.pkts[id].size);
-        self.onto_the_link(p, id);
-    }
-
     /// The packet whose transmission starts goes through the port's optional steps, then
     /// onto the wire.
     #[inline(always)]
@@ -541,19 +538,7 @@ impl Simulation {
     /// Packet `id` leaves port `p` and propagates to the far node.
     #[inline(always)]
     fn put_on_wire(&mut self, p: PortId, id: PktId) {
-        let port = &mut self.net.ports[p as usize];
-        let arrival = port.busy_until + port.delay;
-        self.pkts[id].wire_next = None;
-        match &mut port.wire {
-            Some((_, last)) => {
-                let prev = std::mem::replace(last, id);
-                self.pkts[prev].wire_next = Some((id, arrival));
-            }
-            None => {
-                port.wire = Some((id, id));
-                self.events.push(arrival, Event::Arrival(p));
-            }
-        }
+        self.net.ports[p as usize].enter_wire(p, id, &mut self.pkts, &mut self.events);
     }
 
     /// Counts and frees the queued packets the discipline of port `p` dropped while acting.

@@ -14,7 +14,8 @@
 
 use super::scripted::ScriptedDrops;
 use crate::engine::rng::Rng;
-use crate::packet::{NodeId, PktId};
+use crate::engine::{Event, EventQueue};
+use crate::packet::{NodeId, PacketArena, PktId, PortId};
 use crate::sched::Qdisc;
 use crate::stats::ClassStats;
 use crate::time::{Duration, Rate, SimTime};
@@ -94,6 +95,25 @@ impl Port {
             self.tx_memo = (size, self.rate.tx_time(size as u64));
         }
         self.tx_memo.1
+    }
+
+    /// Packet `id`, whose transmission (until `busy_until`) starts, enters the wire of this
+    /// port (`me`): it reaches the peer after the propagation delay. Only the wire's oldest
+    /// packet has an event; the others link to the one after them.
+    #[inline(always)]
+    pub fn enter_wire(&mut self, me: PortId, id: PktId, pkts: &mut PacketArena, events: &mut EventQueue) {
+        let arrival = self.busy_until + self.delay;
+        pkts[id].wire_next = None;
+        match &mut self.wire {
+            Some((_, last)) => {
+                let prev = std::mem::replace(last, id);
+                pkts[prev].wire_next = Some((id, arrival));
+            }
+            None => {
+                self.wire = Some((id, id));
+                events.push(arrival, Event::Arrival(me));
+            }
+        }
     }
 
     #[inline]
