@@ -162,31 +162,54 @@ impl TcpTimer {
 
 /// Deadlines with lazy cancellation. `deadline` is when a timer is due (None = not
 /// running); `pending` the time of the one event the simulation holds for it, if any.
+/// `unscheduled` has bit `t` set when timer `t` may need a new event: `schedule` runs
+/// after every packet a connection handles, and most runs find nothing to do (restarting
+/// the RTO moves its deadline later), so it visits only the timers marked here.
 #[derive(Clone, Debug, Default)]
 pub struct Timers {
     deadline: [Option<SimTime>; N_TIMERS],
     pending: [Option<SimTime>; N_TIMERS],
+    unscheduled: u8,
 }
 
 impl Timers {
+    #[inline]
     pub fn set(&mut self, t: TcpTimer, at: Option<SimTime>) {
-        self.deadline[t as usize] = at;
+        let i = t as usize;
+        self.deadline[i] = at;
+        self.mark_if_unscheduled(i);
     }
 
     pub fn get(&self, t: TcpTimer) -> Option<SimTime> {
         self.deadline[t as usize]
     }
 
+    /// Timer `i`'s deadline if it comes before the event the simulation holds for it (or
+    /// the timer has none): the timer then needs a new event.
+    #[inline]
+    fn needs_event(&self, i: usize) -> Option<SimTime> {
+        self.deadline[i].filter(|&d| self.pending[i].is_none_or(|p| d < p))
+    }
+
+    /// Only `set` and `fire` change `deadline` and `pending`: each marks the timer it
+    /// touched when that timer needs an event, so every timer that needs one is marked.
+    #[inline]
+    fn mark_if_unscheduled(&mut self, i: usize) {
+        if self.needs_event(i).is_some() {
+            self.unscheduled |= 1 << i;
+        }
+    }
+
     /// Calls `push(at, timer)` for each timer whose deadline comes before the event the
-    /// simulation holds for it (or that has none), and records the new event.
+    /// simulation holds for it (or that has none), and records the new event. Timers are
+    /// visited in the order of [`TcpTimer`].
     pub fn schedule(&mut self, mut push: impl FnMut(SimTime, TcpTimer)) {
-        for t in TcpTimer::ALL {
-            let i = t as usize;
-            if let Some(d) = self.deadline[i] {
-                if self.pending[i].is_none_or(|p| d < p) {
-                    self.pending[i] = Some(d);
-                    push(d, t);
-                }
+        while self.unscheduled != 0 {
+            let i = self.unscheduled.trailing_zeros() as usize;
+            self.unscheduled &= self.unscheduled - 1;
+            if let Some(d) = self.needs_event(i) {
+                self.pending[i] = Some(d);
+                push(d, TcpTimer::ALL[i]);
             }
         }
     }
@@ -205,7 +228,10 @@ impl Timers {
                 self.deadline[i] = None;
                 true
             }
-            _ => false,
+            _ => {
+                self.mark_if_unscheduled(i);
+                false
+            }
         }
     }
 }
