@@ -448,7 +448,7 @@ impl TcpFlow {
     /// A forward packet (data or SYN) reached the destination.
     pub fn on_arrival_at_dst(&mut self, p: &Packet, io: &mut TcpIo) {
         let now = io.now;
-        let h = p.tcp;
+        let h = &p.tcp;
         if h.has(tcp_flags::SYN) {
             self.send_syn_ack(io);
             self.flush(io);
@@ -489,7 +489,7 @@ impl TcpFlow {
     /// A reverse packet (ACK, SYN-ACK or request) reached the source.
     pub fn on_arrival_at_src(&mut self, p: &Packet, io: &mut TcpIo) {
         let now = io.now;
-        let h = p.tcp;
+        let h = &p.tcp;
         if h.has(tcp_flags::SYN) {
             self.sender.on_syn_ack(now);
             self.flush(io);
