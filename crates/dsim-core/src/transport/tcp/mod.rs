@@ -162,31 +162,54 @@ impl TcpTimer {
 
 /// Deadlines with lazy cancellation. `deadline` is when a timer is due (None = not
 /// running); `pending` the time of the one event the simulation holds for it, if any.
+/// `unscheduled` has bit `t` set when timer `t` may need a new event: `schedule` runs
+/// after every packet a connection handles, and most runs find nothing to do (restarting
+/// the RTO moves its deadline later), so it visits only the timers marked here.
 #[derive(Clone, Debug, Default)]
 pub struct Timers {
     deadline: [Option<SimTime>; N_TIMERS],
     pending: [Option<SimTime>; N_TIMERS],
+    unscheduled: u8,
 }
 
 impl Timers {
+    #[inline]
     pub fn set(&mut self, t: TcpTimer, at: Option<SimTime>) {
-        self.deadline[t as usize] = at;
+        let i = t as usize;
+        self.deadline[i] = at;
+        self.mark_if_unscheduled(i);
     }
 
     pub fn get(&self, t: TcpTimer) -> Option<SimTime> {
         self.deadline[t as usize]
     }
 
+    /// Timer `i`'s deadline if it comes before the event the simulation holds for it (or
+    /// the timer has none): the timer then needs a new event.
+    #[inline]
+    fn needs_event(&self, i: usize) -> Option<SimTime> {
+        self.deadline[i].filter(|&d| self.pending[i].is_none_or(|p| d < p))
+    }
+
+    /// Only `set` and `fire` change `deadline` and `pending`: each marks the timer it
+    /// touched when that timer needs an event, so every timer that needs one is marked.
+    #[inline]
+    fn mark_if_unscheduled(&mut self, i: usize) {
+        if self.needs_event(i).is_some() {
+            self.unscheduled |= 1 << i;
+        }
+    }
+
     /// Calls `push(at, timer)` for each timer whose deadline comes before the event the
-    /// simulation holds for it (or that has none), and records the new event.
+    /// simulation holds for it (or that has none), and records the new event. Timers are
+    /// visited in the order of [`TcpTimer`].
     pub fn schedule(&mut self, mut push: impl FnMut(SimTime, TcpTimer)) {
-        for t in TcpTimer::ALL {
-            let i = t as usize;
-            if let Some(d) = self.deadline[i] {
-                if self.pending[i].is_none_or(|p| d < p) {
-                    self.pending[i] = Some(d);
-                    push(d, t);
-                }
+        while self.unscheduled != 0 {
+            let i = self.unscheduled.trailing_zeros() as usize;
+            self.unscheduled &= self.unscheduled - 1;
+            if let Some(d) = self.needs_event(i) {
+                self.pending[i] = Some(d);
+                push(d, TcpTimer::ALL[i]);
             }
         }
     }
@@ -205,7 +228,10 @@ impl Timers {
                 self.deadline[i] = None;
                 true
             }
-            _ => false,
+            _ => {
+                self.mark_if_unscheduled(i);
+                false
+            }
         }
     }
 }
@@ -422,7 +448,7 @@ impl TcpFlow {
     /// A forward packet (data or SYN) reached the destination.
     pub fn on_arrival_at_dst(&mut self, p: &Packet, io: &mut TcpIo) {
         let now = io.now;
-        let h = p.tcp;
+        let h = &p.tcp;
         if h.has(tcp_flags::SYN) {
             self.send_syn_ack(io);
             self.flush(io);
@@ -463,7 +489,7 @@ impl TcpFlow {
     /// A reverse packet (ACK, SYN-ACK or request) reached the source.
     pub fn on_arrival_at_src(&mut self, p: &Packet, io: &mut TcpIo) {
         let now = io.now;
-        let h = p.tcp;
+        let h = &p.tcp;
         if h.has(tcp_flags::SYN) {
             self.sender.on_syn_ack(now);
             self.flush(io);
@@ -584,6 +610,16 @@ impl TcpFlow {
         io.out.push(io.pkts.alloc(p));
     }
 
+    /// Out of line: `flush`, inlined into every handler, stays small.
+    #[inline(never)]
+    fn emit_segments(&mut self, io: &mut TcpIo) {
+        for i in 0..self.sender.out.len() {
+            let seg = self.sender.out[i];
+            self.emit_data(seg, io);
+        }
+        self.sender.out.clear();
+    }
+
     fn send_syn_ack(&mut self, io: &mut TcpIo) {
         let mut h = TcpHeader {
             seq: ISN,
@@ -647,12 +683,13 @@ impl TcpFlow {
     }
 
     /// Moves the sender's segments to the wire, syncs the timers, records the series.
+    /// Inlined into the handlers (a call cost as much as the work): half the calls, on a
+    /// data segment's arrival, have no segment to move.
+    #[inline(always)]
     fn flush(&mut self, io: &mut TcpIo) {
-        for i in 0..self.sender.out.len() {
-            let seg = self.sender.out[i];
-            self.emit_data(seg, io);
+        if !self.sender.out.is_empty() {
+            self.emit_segments(io);
         }
-        self.sender.out.clear();
         self.timers.set(TcpTimer::Rto, self.sender.rto_deadline);
         if let Some(SeriesMode::Change) = self.params.series {
             let now = io.now;

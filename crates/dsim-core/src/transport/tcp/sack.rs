@@ -77,6 +77,14 @@ impl Sack {
         self.set_pipe(s);
     }
 
+    /// (C) "If cwnd - pipe >= 1 SMSS, the sender SHOULD transmit one or more segments".
+    fn recovery_segment(&mut self, s: &Sender) -> Option<Segment> {
+        if s.cwnd < self.pipe + s.mss() {
+            return None;
+        }
+        self.next_seg(s)
+    }
+
     /// NextSeg() of section 4.
     fn next_seg(&mut self, s: &Sender) -> Option<Segment> {
         let mss = s.mss();
@@ -162,15 +170,14 @@ impl LossRecovery for Sack {
         self.pipe = 0;
     }
 
+    // Inlined into the send loop, which calls it at least twice per ACK: outside recovery
+    // (nearly every call) it is the window rule.
+    #[inline]
     fn next_segment(&mut self, s: &Sender) -> Option<Segment> {
         if !s.in_recovery {
             return s.window_segment(|q| self.scoreboard.sacked_range(q).map(|r| r.1));
         }
-        // (C) "If cwnd - pipe >= 1 SMSS, the sender SHOULD transmit one or more segments".
-        if s.cwnd < self.pipe + s.mss() {
-            return None;
-        }
-        self.next_seg(s)
+        self.recovery_segment(s)
     }
 
     fn on_sent(&mut self, s: &Sender, seg: &Segment) {

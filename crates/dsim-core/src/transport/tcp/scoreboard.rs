@@ -53,6 +53,7 @@ impl Scoreboard {
     /// [high_ack, high_data) (the rest is old or bogus). Returns the number of bytes that
     /// were neither acknowledged nor SACKed before: more than zero makes the ACK a
     /// "duplicate acknowledgment" in RFC 6675's sense (section 2, DupAck).
+    #[inline]
     pub fn update(&mut self, high_ack: u64, high_data: u64, blocks: impl Iterator<Item = (u64, u64)>) -> u64 {
         self.advance(high_ack);
         blocks

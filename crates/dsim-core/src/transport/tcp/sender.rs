@@ -557,6 +557,7 @@ impl Sender {
     /// The next segment by the window rule of RFC 5681: everything in [SND.UNA, SND.UNA +
     /// min(cwnd, rwnd)) may be outstanding. Starts at SND.NXT, skipping bytes `skip` says
     /// the receiver holds (SACKed, after a timeout's go-back).
+    #[inline]
     pub fn window_segment(&self, skip: impl Fn(u64) -> Option<u64>) -> Option<Segment> {
         let mut seq = self.snd_nxt;
         while seq < self.snd_max {

@@ -35,11 +35,14 @@ pub trait LossRecovery {
     }
 }
 
+/// The sender takes its variant out for the length of each hook call (the hooks borrow
+/// the sender too), so the enum is kept small: SACK's scoreboard and recovery state live
+/// behind a box and the take moves a pointer, not the state.
 #[derive(Clone, Debug)]
 pub enum Variant {
     Reno(Reno),
     NewReno(NewReno),
-    Sack(Sack),
+    Sack(Box<Sack>),
 }
 
 impl Default for Variant {
