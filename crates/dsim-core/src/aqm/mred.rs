@@ -49,9 +49,10 @@ pub struct Mred {
     pub curves: Vec<RedParams>,
     /// Average, count and idle time of each virtual queue.
     pub vars: Vec<RedVars>,
-    /// Occupancy of each precedence (packets, bytes).
-    pub len_pkts: Vec<u64>,
-    pub len_bytes: Vec<u64>,
+    /// Occupancy of each virtual queue (packets, bytes), kept as packets come and go so
+    /// that reading it does not sum the precedences it holds.
+    vq_pkts: Vec<u64>,
+    vq_bytes: Vec<u64>,
 }
 
 impl Mred {
@@ -61,8 +62,8 @@ impl Mred {
             mode,
             curves,
             vars: vec![RedVars::default(); n],
-            len_pkts: vec![0; n],
-            len_bytes: vec![0; n],
+            vq_pkts: vec![0; n],
+            vq_bytes: vec![0; n],
         }
     }
 
@@ -82,14 +83,10 @@ impl Mred {
     /// Occupancy of VQ_k, in the unit of its thresholds.
     #[inline]
     pub fn vq_len(&self, k: usize) -> f64 {
-        let range = match self.mode {
-            MredMode::Coupled => 0..k + 1,
-            MredMode::Decoupled => k..k + 1,
-        };
         if self.curves[k].bytes {
-            self.len_bytes[range].iter().sum::<u64>() as f64
+            self.vq_bytes[k] as f64
         } else {
-            self.len_pkts[range].iter().sum::<u64>() as f64
+            self.vq_pkts[k] as f64
         }
     }
 
@@ -107,9 +104,9 @@ impl Mred {
     /// The packet was admitted to the queue.
     #[inline]
     pub fn on_enqueue(&mut self, j: usize, size: u32) {
-        self.len_pkts[j] += 1;
-        self.len_bytes[j] += size as u64;
         for k in self.containing(j) {
+            self.vq_pkts[k] += 1;
+            self.vq_bytes[k] += size as u64;
             self.vars[k].idle_since = None;
         }
     }
@@ -117,9 +114,9 @@ impl Mred {
     /// A packet of precedence `j` left the queue at `now`.
     #[inline]
     pub fn on_dequeue(&mut self, j: usize, size: u32, now: SimTime) {
-        self.len_pkts[j] -= 1;
-        self.len_bytes[j] -= size as u64;
         for k in self.containing(j) {
+            self.vq_pkts[k] -= 1;
+            self.vq_bytes[k] -= size as u64;
             if self.vq_len(k) == 0.0 {
                 // "when the queue becomes empty: q_time = time"
                 self.vars[k].idle_since = Some(now);
@@ -183,8 +180,11 @@ mod tests {
         };
         let build = |mode, curves| {
             let mut m = Mred::new(mode, curves);
-            m.len_pkts = vec![10, 5, 20];
-            m.len_bytes = vec![5000, 2500, 10000];
+            for (j, n) in [(0, 10), (1, 5), (2, 20)] {
+                for _ in 0..n {
+                    m.on_enqueue(j, 500);
+                }
+            }
             for k in 0..3 {
                 m.vars[k].avg = m.vq_len(k);
                 m.vars[k].idle_since = None;
