@@ -182,12 +182,12 @@ fn record(s: &mut QueueSeries, aqm: &Aqm, fifo: &DropTailQueue, now: SimTime) {
             });
         }
         Aqm::Mred(m) => {
-            for k in 0..m.precedences() {
+            for (k, vq) in m.vqs.iter().enumerate() {
                 s.push(SeriesRow {
                     t: now,
                     precedence: k as u8,
-                    avg: m.vars[k].avg,
-                    len: m.vq_len(k),
+                    avg: vq.vars.avg,
+                    len: vq.occupancy(),
                 });
             }
         }
@@ -291,7 +291,7 @@ mod tests {
         assert_eq!(q.dequeue(&mut ctx), Some(ids[0]));
         let Aqm::Mred(m) = &q.aqm else { unreachable!() };
         assert_eq!((m.vq_len(0), m.vq_len(1)), (0.0, 2.0));
-        assert_eq!(m.vars[0].idle_since, Some(SimTime(0)));
-        assert_eq!(m.vars[1].idle_since, None);
+        assert_eq!(m.vqs[0].vars.idle_since, Some(SimTime(0)));
+        assert_eq!(m.vqs[1].vars.idle_since, None);
     }
 }

@@ -42,87 +42,102 @@ pub enum MredMode {
     Decoupled,
 }
 
+/// One virtual queue: its RED curve, its average, count and idle time, and its
+/// occupancy, kept together since an arrival or a departure reads and writes them all.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VirtualQueue {
+    pub curve: RedParams,
+    pub vars: RedVars,
+    /// Occupancy (packets, bytes), kept as packets come and go so that reading it does
+    /// not sum the precedences it holds.
+    pkts: u64,
+    bytes: u64,
+}
+
+impl VirtualQueue {
+    /// Occupancy, in the unit of the curve's thresholds.
+    #[inline]
+    pub fn occupancy(&self) -> f64 {
+        if self.curve.bytes {
+            self.bytes as f64
+        } else {
+            self.pkts as f64
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mred {
     pub mode: MredMode,
-    /// RED curve of each precedence.
-    pub curves: Vec<RedParams>,
-    /// Average, count and idle time of each virtual queue.
-    pub vars: Vec<RedVars>,
-    /// Occupancy of each precedence (packets, bytes).
-    pub len_pkts: Vec<u64>,
-    pub len_bytes: Vec<u64>,
+    /// VQ_0 .. VQ_{n-1}: VQ_k judges the packets of precedence k with curve k.
+    pub vqs: Vec<VirtualQueue>,
 }
 
 impl Mred {
     pub fn new(mode: MredMode, curves: Vec<RedParams>) -> Self {
-        let n = curves.len();
-        Mred {
-            mode,
-            curves,
-            vars: vec![RedVars::default(); n],
-            len_pkts: vec![0; n],
-            len_bytes: vec![0; n],
-        }
+        let vqs = curves
+            .into_iter()
+            .map(|curve| VirtualQueue {
+                curve,
+                vars: RedVars::default(),
+                pkts: 0,
+                bytes: 0,
+            })
+            .collect();
+        Mred { mode, vqs }
     }
 
     pub fn precedences(&self) -> usize {
-        self.curves.len()
+        self.vqs.len()
     }
 
-    /// The virtual queues whose occupancy includes precedence `j`.
+    /// The virtual queues whose occupancy includes precedence `j`; VQ_j is the first.
     #[inline]
-    fn containing(&self, j: usize) -> std::ops::Range<usize> {
+    fn containing(&mut self, j: usize) -> &mut [VirtualQueue] {
         match self.mode {
-            MredMode::Coupled => j..self.curves.len(),
-            MredMode::Decoupled => j..j + 1,
+            MredMode::Coupled => &mut self.vqs[j..],
+            MredMode::Decoupled => std::slice::from_mut(&mut self.vqs[j]),
         }
     }
 
     /// Occupancy of VQ_k, in the unit of its thresholds.
     #[inline]
     pub fn vq_len(&self, k: usize) -> f64 {
-        let range = match self.mode {
-            MredMode::Coupled => 0..k + 1,
-            MredMode::Decoupled => k..k + 1,
-        };
-        if self.curves[k].bytes {
-            self.len_bytes[range].iter().sum::<u64>() as f64
-        } else {
-            self.len_pkts[range].iter().sum::<u64>() as f64
-        }
+        self.vqs[k].occupancy()
     }
 
     /// A packet of precedence `j` and `size` bytes arrives at `now`: update the averages
     /// of the VQs it belongs to and judge it on VQ_j.
     #[inline]
     pub fn on_arrival(&mut self, j: usize, size: u32, now: SimTime, uniform: impl FnOnce() -> f64) -> Congestion {
-        for k in self.containing(j) {
-            let q = self.vq_len(k);
-            self.curves[k].update_average(&mut self.vars[k], q, now);
+        let vqs = self.containing(j);
+        for vq in vqs.iter_mut() {
+            let q = vq.occupancy();
+            vq.curve.update_average(&mut vq.vars, q, now);
         }
-        self.curves[j].decide(&mut self.vars[j], size, uniform)
+        let vq_j = &mut vqs[0];
+        vq_j.curve.decide(&mut vq_j.vars, size, uniform)
     }
 
     /// The packet was admitted to the queue.
     #[inline]
     pub fn on_enqueue(&mut self, j: usize, size: u32) {
-        self.len_pkts[j] += 1;
-        self.len_bytes[j] += size as u64;
-        for k in self.containing(j) {
-            self.vars[k].idle_since = None;
+        for vq in self.containing(j) {
+            vq.pkts += 1;
+            vq.bytes += size as u64;
+            vq.vars.idle_since = None;
         }
     }
 
     /// A packet of precedence `j` left the queue at `now`.
     #[inline]
     pub fn on_dequeue(&mut self, j: usize, size: u32, now: SimTime) {
-        self.len_pkts[j] -= 1;
-        self.len_bytes[j] -= size as u64;
-        for k in self.containing(j) {
-            if self.vq_len(k) == 0.0 {
+        for vq in self.containing(j) {
+            vq.pkts -= 1;
+            vq.bytes -= size as u64;
+            if vq.occupancy() == 0.0 {
                 // "when the queue becomes empty: q_time = time"
-                self.vars[k].idle_since = Some(now);
+                vq.vars.idle_since = Some(now);
             }
         }
     }
@@ -150,7 +165,7 @@ mod tests {
                 assert_eq!(c, Congestion::None);
                 m.on_enqueue(j, 500);
             }
-            assert_eq!([m.vars[0].avg, m.vars[1].avg], want, "{mode:?}");
+            assert_eq!([m.vqs[0].vars.avg, m.vqs[1].vars.avg], want, "{mode:?}");
         }
     }
 
@@ -183,11 +198,14 @@ mod tests {
         };
         let build = |mode, curves| {
             let mut m = Mred::new(mode, curves);
-            m.len_pkts = vec![10, 5, 20];
-            m.len_bytes = vec![5000, 2500, 10000];
+            for (j, n) in [(0, 10), (1, 5), (2, 20)] {
+                for _ in 0..n {
+                    m.on_enqueue(j, 500);
+                }
+            }
             for k in 0..3 {
-                m.vars[k].avg = m.vq_len(k);
-                m.vars[k].idle_since = None;
+                m.vqs[k].vars.avg = m.vq_len(k);
+                m.vqs[k].vars.idle_since = None;
             }
             m
         };
@@ -219,7 +237,7 @@ mod tests {
             Congestion::None
         );
         // Every average moved by exactly wq (q - avg) = 0 in the VQs the arrivals touched.
-        assert_eq!(c.vars[1].avg, 15.0);
+        assert_eq!(c.vqs[1].vars.avg, 15.0);
     }
 
     #[test]
@@ -236,10 +254,10 @@ mod tests {
         m.on_arrival(1, 100, SimTime(1), || 0.5);
         m.on_enqueue(1, 100);
         m.on_dequeue(0, 100, SimTime(5));
-        assert_eq!(m.vars[0].idle_since, Some(SimTime(5)));
-        assert_eq!(m.vars[1].idle_since, None);
+        assert_eq!(m.vqs[0].vars.idle_since, Some(SimTime(5)));
+        assert_eq!(m.vqs[1].vars.idle_since, None);
         m.on_dequeue(1, 100, SimTime(7));
-        assert_eq!(m.vars[1].idle_since, Some(SimTime(7)));
-        assert_eq!(m.vars[0].idle_since, Some(SimTime(5)));
+        assert_eq!(m.vqs[1].vars.idle_since, Some(SimTime(7)));
+        assert_eq!(m.vqs[0].vars.idle_since, Some(SimTime(5)));
     }
 }
