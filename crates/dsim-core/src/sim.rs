@@ -216,6 +216,7 @@ impl Simulation {
     pub fn finish(&mut self) {
         let (w, end) = (self.window, self.end);
         for port in &mut self.net.ports {
+            port.close_counts();
             for c in &mut port.stats {
                 c.finish(&w, end);
             }
@@ -252,6 +253,7 @@ impl Simulation {
                 egress_chain: self.conditioners.has(ChainRef::Egress(i)),
                 tx_extras: !port.capture_tx.is_empty() || port.loss.is_some() || port.scripted.is_some(),
                 rx_extras: !port.capture_rx.is_empty() || self.conditioners.has(ChainRef::Ingress(i)),
+                lone_packet_limit: port.qdisc.lone_packet_limit(),
             };
         }
     }
@@ -406,10 +408,18 @@ impl Simulation {
         let pkt = &mut self.pkts[id];
         pkt.enqueued_at = now;
         if link_free {
-            if let Some(prec) = port.qdisc.straight_through(pkt.dscp, pkt.size) {
-                (pkt.queue, pkt.precedence) = (0, prec);
+            if port.path.lone_packet_limit.is_some_and(|max| pkt.size as u64 <= max) {
+                debug_assert_eq!(
+                    port.qdisc.len_packets(),
+                    0,
+                    "a FIFO waits only with a pending end of transmission"
+                );
+                (pkt.queue, pkt.precedence) = (0, 0);
                 let size = pkt.size;
-                port.class_stats(0, prec).on_passed_through(&w, now, size);
+                if w.contains(now) {
+                    port.lone.0 += 1;
+                    port.lone.1 += size as u64;
+                }
                 // Its lone transmission: nothing waits after it.
                 port.busy_until = now + port.tx_time(size);
                 if port.path.tx_extras {

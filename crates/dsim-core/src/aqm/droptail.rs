@@ -43,6 +43,17 @@ impl DropTailQueue {
         self
     }
 
+    /// The largest packet the queue admits when it is empty ([`Self::fits`] of an empty
+    /// queue): None when it admits none (a limit of 0 packets).
+    pub fn largest_into_empty(&self) -> Option<u64> {
+        match self.limit {
+            Limit::Packets(0) => None,
+            Limit::Packets(_) => Some(u64::MAX),
+            Limit::Bytes(_) if self.overshoot => Some(u64::MAX),
+            Limit::Bytes(b) => Some(b),
+        }
+    }
+
     /// Would a packet of `size` bytes fit under the physical limit?
     #[inline]
     pub fn fits(&self, size: u32) -> bool {

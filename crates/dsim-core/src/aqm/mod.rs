@@ -87,12 +87,6 @@ impl AqmQueue {
         self.aqm.precedences()
     }
 
-    /// Empty, without an AQM: no state an arrival or a departure would move.
-    #[inline]
-    pub fn is_empty_drop_tail(&self) -> bool {
-        matches!(self.aqm, Aqm::DropTail) && self.fifo.is_empty()
-    }
-
     #[inline]
     pub fn precedence_of(&self, dscp: Dscp) -> u8 {
         self.precedence_map[dscp.0 as usize & 63]

@@ -47,6 +47,10 @@ pub struct Port {
     /// The last packet size serialized and its time: most packets of a port have the size
     /// of the one before (data segments, ACKs), and this saves a division per hop.
     pub tx_memo: (u32, Duration),
+    /// Packets (and their bytes) that passed straight through the empty queue inside the
+    /// window: counted here, beside the fields every packet reads, and added to class 0's
+    /// arrivals and departures when the run finishes ([`Port::close_counts`]).
+    pub lone: (u64, u64),
     /// Random loss of this direction: probability and its own stream.
     pub loss: Option<Box<(f64, Rng)>>,
     /// Scripted drops of this direction, if any (see [`super::scripted`]).
@@ -76,6 +80,10 @@ pub struct PortPath {
     pub tx_extras: bool,
     /// Packets delivered to the peer are captured or meet its ingress chain.
     pub rx_extras: bool,
+    /// The largest packet that passes straight through the port's discipline when the
+    /// link is free ([`crate::sched::Qdisc::lone_packet_limit`]; a drop-tail FIFO is then
+    /// empty: it holds packets only while an end of transmission is pending).
+    pub lone_packet_limit: Option<u64>,
 }
 
 impl PortPath {
@@ -84,6 +92,7 @@ impl PortPath {
         egress_chain: true,
         tx_extras: true,
         rx_extras: true,
+        lone_packet_limit: None,
     };
 }
 
@@ -113,6 +122,14 @@ impl Port {
                 self.wire = Some((id, id));
                 events.push(arrival, Event::Arrival(me));
             }
+        }
+    }
+
+    /// Adds the packets that passed straight through to class 0's counters.
+    pub fn close_counts(&mut self) {
+        let (pkts, bytes) = std::mem::take(&mut self.lone);
+        if pkts > 0 {
+            self.stats[0].add_passed_through(pkts, bytes);
         }
     }
 

@@ -211,6 +211,7 @@ fn build_port(
         busy_until: SimTime::ZERO,
         // A packet of 0 bytes takes 0 ns: a true entry to start from.
         tx_memo: (0, Duration(0)),
+        lone: (0, 0),
         tx_pending: false,
         path: crate::net::port::PortPath::FULL,
         wire: None,

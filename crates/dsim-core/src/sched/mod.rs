@@ -32,9 +32,9 @@ pub use fifo::Fifo;
 pub use priority::Priority;
 pub use wrr::Wrr;
 
-use crate::aqm::AqmQueue;
+use crate::aqm::{Aqm, AqmQueue};
 use crate::engine::rng::Rng;
-use crate::packet::{Dscp, PacketArena, PktId};
+use crate::packet::{PacketArena, PktId};
 use crate::stats::DropCause;
 use crate::time::SimTime;
 
@@ -162,19 +162,21 @@ impl Qdisc {
         }
     }
 
-    /// Would a packet of `size` bytes with codepoint `dscp`, arriving while the link is
-    /// free, be admitted and at once dequeued, leaving no trace in the discipline? True of
-    /// an empty drop-tail FIFO with room for it: the port then sends the packet without
-    /// the round trip through the queue (same counters, same order of events). Returns the
-    /// packet's precedence (its queue is 0).
-    #[inline]
-    pub fn straight_through(&self, dscp: Dscp, size: u32) -> Option<u8> {
-        match self {
-            Qdisc::Fifo(f) if f.queue.is_empty_drop_tail() && f.queue.fifo.fits(size) => {
-                Some(f.queue.precedence_of(dscp))
-            }
-            _ => None,
+    /// The largest packet that passes straight through this discipline when it is empty
+    /// and the link is free: admitted and at once dequeued, leaving no trace, in queue 0
+    /// with precedence 0. Some for a drop-tail FIFO (the largest packet its limit takes
+    /// into an empty queue), None for every other discipline. The port then sends such a
+    /// packet without the round trip through the queue (same counters, same order of
+    /// events).
+    pub fn lone_packet_limit(&self) -> Option<u64> {
+        let Qdisc::Fifo(f) = self else {
+            return None;
+        };
+        let q = &f.queue;
+        if !matches!(q.aqm, Aqm::DropTail) || q.precedence_map.iter().any(|&p| p != 0) {
+            return None;
         }
+        q.fifo.largest_into_empty()
     }
 
     pub fn len_packets(&self) -> usize {

@@ -63,17 +63,23 @@ impl ClassStats {
         }
     }
 
-    /// A packet arrived and left for the link at once (`Qdisc::straight_through`):
+    /// A packet arrived and left for the link at once (`Qdisc::lone_packet_limit`):
     /// the same counts as [`Self::on_arrival`], [`Self::on_admitted`] and
     /// [`Self::on_removed`] at one instant, and the occupancy integral gains nothing.
     #[inline]
     pub fn on_passed_through(&mut self, w: &Window, now: SimTime, bytes: u32) {
         if w.contains(now) {
-            self.arrivals_pkts += 1;
-            self.arrivals_bytes += bytes as u64;
-            self.departures_pkts += 1;
-            self.departures_bytes += bytes as u64;
+            self.add_passed_through(1, bytes as u64);
         }
+    }
+
+    /// `pkts` packets of `bytes` bytes in all passed straight through inside the window
+    /// (a port counts them in its own line and adds them here when the run finishes).
+    pub fn add_passed_through(&mut self, pkts: u64, bytes: u64) {
+        self.arrivals_pkts += pkts;
+        self.arrivals_bytes += bytes;
+        self.departures_pkts += pkts;
+        self.departures_bytes += bytes;
     }
 
     /// An arriving packet was not admitted.
