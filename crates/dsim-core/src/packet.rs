@@ -23,6 +23,11 @@ pub type FlowId = u32;
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub struct PktId(pub u32);
 
+impl PktId {
+    /// No packet (the arena never hands out this id).
+    pub const NONE: PktId = PktId(u32::MAX);
+}
+
 /// Which way a packet travels within its flow.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
 pub enum Direction {
@@ -33,8 +38,19 @@ pub enum Direction {
     Reverse,
 }
 
+/// A packet. `repr(C, align(64))` keeps the layout as written: the fields a router's hop
+/// reads and writes (the wire link, addresses, size, codepoint, class, the time it was
+/// queued) and the source's stamps fill the first cache line, the TCP header the second,
+/// which only the end points read.
 #[derive(Clone, Debug, Default)]
+#[repr(C, align(64))]
 pub struct Packet {
+    /// While the packet propagates on a link: the packet that left the port after it, and
+    /// when that one reaches the far node. The link's FIFO threads through its packets, so
+    /// an arrival reads the packet it delivers and nothing else.
+    pub wire_next: WireLink,
+    /// When the packet entered the queue it is in.
+    pub enqueued_at: SimTime,
     pub flow: FlowId,
     pub src: NodeId,
     pub dst: NodeId,
@@ -42,13 +58,6 @@ pub struct Packet {
     pub size: u32,
     pub dscp: Dscp,
     pub direction: Direction,
-    /// Position of this packet in its flow's sending order (0, 1, 2, ...): "adjacent
-    /// packets" for the jitter of RFC 2598 appendix A.3 are consecutive indices.
-    pub index: u64,
-    /// When the source handed the packet to the network (d_i of RFC 2598 A.3).
-    pub sent_at: SimTime,
-    /// When the packet entered the queue it is in.
-    pub enqueued_at: SimTime,
     /// Queue and drop precedence the egress port's classifier chose.
     pub queue: u8,
     pub precedence: u8,
@@ -57,12 +66,35 @@ pub struct Packet {
     /// The two ECN bits of the IP header (RFC 3168 section 5): a RED queue with
     /// `ecn = true` marks ECN-capable packets instead of dropping them early.
     pub ecn: Ecn,
+    /// Position of this packet in its flow's sending order (0, 1, 2, ...): "adjacent
+    /// packets" for the jitter of RFC 2598 appendix A.3 are consecutive indices.
+    pub index: u64,
+    /// When the source handed the packet to the network (d_i of RFC 2598 A.3).
+    pub sent_at: SimTime,
     /// TCP header fields; all zero for UDP datagrams.
     pub tcp: TcpHeader,
-    /// While the packet propagates on a link: the packet that left the port after it, and
-    /// when that one reaches the far node. The link's FIFO threads through its packets, so
-    /// an arrival reads the packet it delivers and nothing else.
-    pub wire_next: Option<(PktId, SimTime)>,
+}
+
+/// The next packet on a link's wire after this one, and when it reaches the far node.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct WireLink {
+    /// [`PktId::NONE`] for the last packet on the wire.
+    pub next: PktId,
+    pub at: SimTime,
+}
+
+impl WireLink {
+    /// No packet follows.
+    pub const NONE: WireLink = WireLink {
+        next: PktId::NONE,
+        at: SimTime::ZERO,
+    };
+}
+
+impl Default for WireLink {
+    fn default() -> Self {
+        WireLink::NONE
+    }
 }
 
 /// The colour a meter gives a packet: RFC 2697 / RFC 2698 green, yellow, red. A

@@ -582,12 +582,12 @@ impl Simulation {
     fn on_arrival(&mut self, p: PortId) {
         let port = &mut self.net.ports[p as usize];
         let (id, last) = port.wire.expect("Arrival with nothing in flight");
-        match self.pkts[id].wire_next {
-            Some((next, at)) => {
-                port.wire = Some((next, last));
-                self.events.push(at, Event::Arrival(p));
-            }
-            None => port.wire = None,
+        let link = self.pkts[id].wire_next;
+        if link.next == PktId::NONE {
+            port.wire = None;
+        } else {
+            port.wire = Some((link.next, last));
+            self.events.push(link.at, Event::Arrival(p));
         }
         let peer = port.peer;
         if port.path.rx_extras {

@@ -136,7 +136,7 @@ impl Adaptive {
             precedence: 0,
             color: None,
             tcp: Default::default(),
-            wire_next: None,
+            wire_next: Default::default(),
         }
     }
 

@@ -15,7 +15,7 @@
 use super::scripted::ScriptedDrops;
 use crate::engine::rng::Rng;
 use crate::engine::{Event, EventQueue};
-use crate::packet::{NodeId, PacketArena, PktId, PortId};
+use crate::packet::{NodeId, PacketArena, PktId, PortId, WireLink};
 use crate::sched::Qdisc;
 use crate::stats::ClassStats;
 use crate::time::{Duration, Rate, SimTime};
@@ -112,11 +112,11 @@ impl Port {
     #[inline(always)]
     pub fn enter_wire(&mut self, me: PortId, id: PktId, pkts: &mut PacketArena, events: &mut EventQueue) {
         let arrival = self.busy_until + self.delay;
-        pkts[id].wire_next = None;
+        pkts[id].wire_next = WireLink::NONE;
         match &mut self.wire {
             Some((_, last)) => {
                 let prev = std::mem::replace(last, id);
-                pkts[prev].wire_next = Some((id, arrival));
+                pkts[prev].wire_next = WireLink { next: id, at: arrival };
             }
             None => {
                 self.wire = Some((id, id));
