@@ -15,8 +15,8 @@ use crate::app::App;
 use crate::conditioner::{ChainRef, Conditioners, InstId};
 use crate::engine::rng::Rng;
 use crate::engine::{Event, EventQueue};
-use crate::net::Network;
 use crate::net::port::PortPath;
+use crate::net::{Network, NodeKind};
 use crate::packet::{Direction, Dscp, Ecn, FlowId, NodeId, PacketArena, PktId, PortId};
 use crate::scenario::capture::CapturePoint;
 use crate::sched::{QueueCtx, Verdict};
@@ -249,12 +249,26 @@ impl Simulation {
     fn derive_port_paths(&mut self) {
         for (i, port) in self.net.ports.iter_mut().enumerate() {
             let i = i as PortId;
-            port.path = PortPath {
-                egress_chain: self.conditioners.has(ChainRef::Egress(i)),
-                tx_extras: !port.capture_tx.is_empty() || port.loss.is_some() || port.scripted.is_some(),
-                rx_extras: !port.capture_rx.is_empty() || self.conditioners.has(ChainRef::Ingress(i)),
-                lone_packet_limit: port.qdisc.lone_packet_limit(),
-            };
+            let flag = |on: bool, bit: u8| if on { bit } else { 0 };
+            port.path = PortPath::new(
+                flag(self.conditioners.has(ChainRef::Egress(i)), PortPath::EGRESS_CHAIN)
+                    | flag(
+                        !port.capture_tx.is_empty() || port.loss.is_some() || port.scripted.is_some(),
+                        PortPath::TX_EXTRAS,
+                    )
+                    | flag(
+                        !port.capture_rx.is_empty() || self.conditioners.has(ChainRef::Ingress(i)),
+                        PortPath::RX_EXTRAS,
+                    )
+                    | flag(
+                        self.net.nodes[port.node as usize].kind == NodeKind::Host,
+                        PortPath::AT_SOURCE,
+                    ),
+            );
+            port.lone_packet_limit = port
+                .qdisc
+                .lone_packet_limit()
+                .map_or(0, |b| b.min(u32::MAX as u64) as u32);
         }
     }
 
@@ -326,7 +340,7 @@ impl Simulation {
             .routes
             .next_port(node, dst)
             .expect("route checked when the scenario was built");
-        if self.net.ports[port as usize].path.egress_chain {
+        if self.net.ports[port as usize].path.egress_chain() {
             self.condition(ChainRef::Egress(port), 0, false, id);
         } else {
             self.send_to_port(port, id);
@@ -408,7 +422,7 @@ impl Simulation {
         let pkt = &mut self.pkts[id];
         pkt.enqueued_at = now;
         if link_free {
-            if port.path.lone_packet_limit.is_some_and(|max| pkt.size as u64 <= max) {
+            if port.passes_straight_through(pkt.size) {
                 debug_assert_eq!(
                     port.qdisc.len_packets(),
                     0,
@@ -422,7 +436,7 @@ impl Simulation {
                 }
                 // Its lone transmission: nothing waits after it.
                 port.busy_until = now + port.tx_time(size);
-                if port.path.tx_extras {
+                if port.path.tx_extras() {
                     return self.onto_the_link(p, id);
                 }
                 return port.enter_wire(p, id, &mut self.pkts, &mut self.events);
@@ -507,7 +521,7 @@ impl Simulation {
     /// onto the wire.
     #[inline(always)]
     fn onto_the_link(&mut self, p: PortId, id: PktId) {
-        if self.net.ports[p as usize].path.tx_extras && self.captured_or_lost(p, id) {
+        if self.net.ports[p as usize].path.tx_extras() && self.captured_or_lost(p, id) {
             return;
         }
         self.put_on_wire(p, id);
@@ -581,16 +595,12 @@ impl Simulation {
     /// The oldest packet on port `p`'s wire reaches the far node.
     fn on_arrival(&mut self, p: PortId) {
         let port = &mut self.net.ports[p as usize];
-        let (id, last) = port.wire.expect("Arrival with nothing in flight");
-        let link = self.pkts[id].wire_next;
-        if link.next == PktId::NONE {
-            port.wire = None;
-        } else {
-            port.wire = Some((link.next, last));
-            self.events.push(link.at, Event::Arrival(p));
+        let (id, next_due) = port.leave_wire(&self.pkts);
+        if let Some(at) = next_due {
+            self.events.push(at, Event::Arrival(p));
         }
         let peer = port.peer;
-        if port.path.rx_extras {
+        if port.path.rx_extras() {
             self.arrive_with_extras(p, id);
         } else {
             self.receive(peer, id);

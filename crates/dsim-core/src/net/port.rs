@@ -20,37 +20,41 @@ use crate::sched::Qdisc;
 use crate::stats::ClassStats;
 use crate::time::{Duration, Rate, SimTime};
 
-/// The fields every packet reads or writes come first, in the first cache line (`repr(C)`
-/// keeps the order, `align(64)` puts the port at a line's start); what only some ports
-/// or some packets use follows.
+/// The fields a packet reads or writes on its hop through the port (sending, then
+/// arriving at the peer) fill the first cache line (`repr(C)` keeps the order, `align(64)`
+/// puts the port at a line's start); what only some ports or some packets use follows.
 #[repr(C, align(64))]
 pub struct Port {
-    /// Packets propagating on the wire, oldest first: the first and the last; each packet
-    /// links to the next (`Packet::wire_next`).
-    pub wire: Option<(PktId, PktId)>,
-    pub peer: NodeId,
     /// End of the current (or last) transmission: the link is busy before this time.
     pub busy_until: SimTime,
-    pub rate: Rate,
     pub delay: Duration,
-    /// Counters per (queue, precedence), index `queue * precedences + precedence`.
-    pub stats: Vec<ClassStats>,
-    /// An end-of-transmission event is pending (a packet waits for the link).
-    pub tx_pending: bool,
-    /// What the port's packets meet besides the queue and the wire, summed up when the
-    /// run starts (one test per hop instead of one per feature): see [`PortPath`].
-    pub path: PortPath,
-    /// The discipline's drop precedences per queue (`qdisc.precedences()`, kept here: it
-    /// indexes `stats` at every enqueue and dequeue).
-    pub precedences: u8,
-    pub node: NodeId,
-    /// The last packet size serialized and its time: most packets of a port have the size
-    /// of the one before (data segments, ACKs), and this saves a division per hop.
-    pub tx_memo: (u32, Duration),
+    /// The serialization time of `tx_memo_size` bytes, the last size sent: most packets
+    /// of a port have the size of the one before (data segments, ACKs), and this saves a
+    /// division per hop.
+    pub(crate) tx_memo: Duration,
     /// Packets (and their bytes) that passed straight through the empty queue inside the
     /// window: counted here, beside the fields every packet reads, and added to class 0's
     /// arrivals and departures when the run finishes ([`Port::close_counts`]).
     pub lone: (u64, u64),
+    /// Packets propagating on the wire, oldest first.
+    pub wire: Wire,
+    pub peer: NodeId,
+    pub(crate) tx_memo_size: u32,
+    /// The largest packet that passes straight through the port's discipline when the
+    /// link is free, 0 for none ([`crate::sched::Qdisc::lone_packet_limit`]; a drop-tail
+    /// FIFO is then empty: it holds packets only while an end of transmission is pending).
+    pub lone_packet_limit: u32,
+    /// What the port's packets meet besides the queue and the wire.
+    pub path: PortPath,
+    /// An end-of-transmission event is pending (a packet waits for the link).
+    pub tx_pending: bool,
+    pub rate: Rate,
+    pub node: NodeId,
+    /// The discipline's drop precedences per queue (`qdisc.precedences()`, kept here: it
+    /// indexes `stats` at every enqueue and dequeue).
+    pub precedences: u8,
+    /// Counters per (queue, precedence), index `queue * precedences + precedence`.
+    pub stats: Vec<ClassStats>,
     /// Random loss of this direction: probability and its own stream.
     pub loss: Option<Box<(f64, Rng)>>,
     /// Scripted drops of this direction, if any (see [`super::scripted`]).
@@ -68,42 +72,80 @@ pub struct Port {
     pub name: String,
 }
 
-/// The optional steps of a port's packets, as flags read on every hop. They are derived
-/// from the port's captures, loss, scripted drops and conditioner chains when the run
-/// starts; until then every packet takes the full path.
+/// The packets on a port's wire: the oldest and the newest ([`PktId::NONE`] when empty);
+/// each packet links to the next (`Packet::wire_next`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct PortPath {
-    /// A conditioner chain sits at the port's egress (before its queue).
-    pub egress_chain: bool,
-    /// Packets leaving the port are captured, may be lost on the wire or match scripted
-    /// drops.
-    pub tx_extras: bool,
-    /// Packets delivered to the peer are captured or meet its ingress chain.
-    pub rx_extras: bool,
-    /// The largest packet that passes straight through the port's discipline when the
-    /// link is free ([`crate::sched::Qdisc::lone_packet_limit`]; a drop-tail FIFO is then
-    /// empty: it holds packets only while an end of transmission is pending).
-    pub lone_packet_limit: Option<u64>,
+pub struct Wire {
+    pub first: PktId,
+    pub last: PktId,
 }
 
-impl PortPath {
-    /// Every optional step checked, as before the run starts.
-    pub const FULL: PortPath = PortPath {
-        egress_chain: true,
-        tx_extras: true,
-        rx_extras: true,
-        lone_packet_limit: None,
+impl Wire {
+    pub const EMPTY: Wire = Wire {
+        first: PktId::NONE,
+        last: PktId::NONE,
     };
+
+    pub fn is_empty(&self) -> bool {
+        self.first == PktId::NONE
+    }
+}
+
+/// The optional steps of a port's packets, as flags read on every hop (one byte, to keep
+/// the port's first line). They are derived from the port's captures, loss, scripted
+/// drops, conditioner chains and node when the run starts; until then every packet takes
+/// the full path.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PortPath(u8);
+
+impl PortPath {
+    /// A conditioner chain sits at the port's egress (before its queue).
+    pub const EGRESS_CHAIN: u8 = 1;
+    /// Packets leaving the port are captured, may be lost on the wire or match scripted
+    /// drops.
+    pub const TX_EXTRAS: u8 = 2;
+    /// Packets delivered to the peer are captured or meet its ingress chain.
+    pub const RX_EXTRAS: u8 = 4;
+    /// The port belongs to a host: the packets it sends left their source there (hosts
+    /// originate packets and do not forward).
+    pub const AT_SOURCE: u8 = 8;
+    /// Every optional step checked, as before the run starts.
+    pub const FULL: PortPath = PortPath(Self::EGRESS_CHAIN | Self::TX_EXTRAS | Self::RX_EXTRAS);
+
+    pub fn new(flags: u8) -> Self {
+        PortPath(flags)
+    }
+
+    #[inline(always)]
+    pub fn egress_chain(self) -> bool {
+        self.0 & Self::EGRESS_CHAIN != 0
+    }
+
+    #[inline(always)]
+    pub fn tx_extras(self) -> bool {
+        self.0 & Self::TX_EXTRAS != 0
+    }
+
+    #[inline(always)]
+    pub fn rx_extras(self) -> bool {
+        self.0 & Self::RX_EXTRAS != 0
+    }
+
+    #[inline(always)]
+    pub fn at_source(self) -> bool {
+        self.0 & Self::AT_SOURCE != 0
+    }
 }
 
 impl Port {
     /// Time to serialize a packet of `size` bytes ([`Rate::tx_time`], remembered).
     #[inline]
     pub fn tx_time(&mut self, size: u32) -> Duration {
-        if self.tx_memo.0 != size {
-            self.tx_memo = (size, self.rate.tx_time(size as u64));
+        if self.tx_memo_size != size {
+            self.tx_memo = self.rate.tx_time(size as u64);
+            self.tx_memo_size = size;
         }
-        self.tx_memo.1
+        self.tx_memo
     }
 
     /// Packet `id`, whose transmission (until `busy_until`) starts, enters the wire of this
@@ -113,16 +155,37 @@ impl Port {
     pub fn enter_wire(&mut self, me: PortId, id: PktId, pkts: &mut PacketArena, events: &mut EventQueue) {
         let arrival = self.busy_until + self.delay;
         pkts[id].wire_next = WireLink::NONE;
-        match &mut self.wire {
-            Some((_, last)) => {
-                let prev = std::mem::replace(last, id);
-                pkts[prev].wire_next = WireLink { next: id, at: arrival };
-            }
-            None => {
-                self.wire = Some((id, id));
-                events.push(arrival, Event::Arrival(me));
-            }
+        if self.wire.is_empty() {
+            self.wire = Wire { first: id, last: id };
+            events.push(arrival, Event::Arrival(me));
+        } else {
+            let prev = std::mem::replace(&mut self.wire.last, id);
+            pkts[prev].wire_next = WireLink { next: id, at: arrival };
         }
+    }
+
+    /// The oldest packet on the wire reaches the peer: it leaves the wire, and the next
+    /// one, if any, is due (returned with its arrival time).
+    #[inline(always)]
+    pub fn leave_wire(&mut self, pkts: &PacketArena) -> (PktId, Option<SimTime>) {
+        let id = self.wire.first;
+        debug_assert!(id != PktId::NONE, "Arrival with nothing in flight");
+        let link = pkts[id].wire_next;
+        if link.next == PktId::NONE {
+            self.wire = Wire::EMPTY;
+            (id, None)
+        } else {
+            self.wire.first = link.next;
+            (id, Some(link.at))
+        }
+    }
+
+    /// Does a packet of `size` bytes pass straight through when the link is free?
+    /// (`size - 1 < limit`: a limit of 0 lets nothing through, and a packet of 0 bytes,
+    /// which no source sends, would take the queue's round trip, with the same counts.)
+    #[inline(always)]
+    pub fn passes_straight_through(&self, size: u32) -> bool {
+        size.wrapping_sub(1) < self.lone_packet_limit
     }
 
     /// Adds the packets that passed straight through to class 0's counters.

@@ -59,7 +59,9 @@ impl Simulation {
     #[inline]
     pub(super) fn send_to_port(&mut self, p: PortId, id: PktId) {
         let pkt = &self.pkts[id];
-        if pkt.direction == Direction::Forward && pkt.src == self.net.ports[p as usize].node {
+        let port = &self.net.ports[p as usize];
+        if pkt.direction == Direction::Forward && port.path.at_source() {
+            debug_assert_eq!(pkt.src, port.node, "hosts send only what they originate");
             self.flows[pkt.flow as usize]
                 .stats
                 .on_left_source(&self.window, self.now, pkt.color);
