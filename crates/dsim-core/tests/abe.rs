@@ -510,7 +510,9 @@ fn the_green_bias_alone_cannot_restore_transparency_here() {
 #[test]
 fn an_adaptive_source_can_mix_colours() {
     // Half of the test source's packets green: the DSD port sees both colours from it and
-    // the source counts exactly half of each.
+    // the source counts exactly half of each. (Green and blue packets of one flow wait in
+    // different queues, so they arrive out of order: the TFRC receiver's loss
+    // interpolation sees a packet before a hole arrive after one behind it.)
     let text = transparency_scenario(r#"{ type = "dsd", buffer = "75KB", d = "20ms" }"#, false, 2, 30)
         .replace("green = 0.0", "green = 0.5");
     let sc = scenario::from_toml(&text).unwrap_or_else(|e| panic!("{e}"));
@@ -524,7 +526,13 @@ fn an_adaptive_source_can_mix_colours() {
     assert!(c.green_sent > 100 && c.green_sent.abs_diff(c.blue_sent) <= 1, "{c:?}");
     assert!(c.feedback_received > 0 && c.feedback_received <= c.feedback_sent);
     let port = sim.net.ports.iter().find(|p| p.name == "R1->R2").expect("bottleneck");
-    assert!(port.stats[1].departures_pkts > 100, "green queue used");
+    // Only the test source sends green: the green queue carries its green half, about
+    // half of what it sent in the window (53 of 105 packets in this run).
+    let (green, sent) = (port.stats[1].departures_pkts, test.stats.sent_pkts);
+    assert!(
+        sent > 50 && (green as f64 / sent as f64 - 0.5).abs() < 0.1,
+        "green queue: {green} of {sent}"
+    );
 }
 
 #[test]

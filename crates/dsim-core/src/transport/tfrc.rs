@@ -391,7 +391,13 @@ impl TfrcReceiver {
             let (s_b, t_b) = hole.before;
             let (s_a, t_a) = hole.after.expect("a later packet arrived");
             let frac = (hole.seq - s_b) as f64 / (s_a - s_b) as f64;
-            let t_loss = t_b + Duration(((t_a - t_b).0 as f64 * frac) as u64);
+            let t_loss = if t_a >= t_b {
+                t_b + Duration(((t_a - t_b).0 as f64 * frac) as u64)
+            } else {
+                // Reordered: the packet before the hole arrived after the one after it
+                // (late, it became S_before); the same line between the two points.
+                SimTime(t_b.0 - ((t_b - t_a).0 as f64 * frac) as u64)
+            };
             self.register_loss(hole.seq, t_loss, now, r);
         }
     }
@@ -531,6 +537,29 @@ mod tests {
         rx.on_data(t(70), 8, 1000, t(0), false, Some(0.1));
         assert_eq!(rx.lost_packets, 1);
         assert_eq!(rx.loss_events, 1);
+    }
+
+    #[test]
+    fn a_late_packet_before_a_hole_interpolates_backwards() {
+        // Packets 0-3 at 0-30 ms, 6 at 40 ms, then 4 late at 50 ms, 7 and 8 at 60 and 70
+        // ms: 5 is lost (6, 7, 8 came after it) with S_before = 4 (T_before = 50 ms) and
+        // S_after = 6 (T_after = 40 ms), so T_loss = 50 + (40 - 50) (5 - 4) / (6 - 4) = 45
+        // ms (section 5.2; the time once went below zero and wrapped around).
+        let mut rx = TfrcReceiver::new(1000);
+        for (seq, ms) in [
+            (0u64, 0u64),
+            (1, 10),
+            (2, 20),
+            (3, 30),
+            (6, 40),
+            (4, 50),
+            (7, 60),
+            (8, 70),
+        ] {
+            rx.on_data(t(ms), seq, 1000, t(0), false, Some(0.1));
+        }
+        assert_eq!(rx.lost_packets, 1);
+        assert_eq!(rx.event_start, Some((5, t(45))));
     }
 
     #[test]
