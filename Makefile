@@ -16,8 +16,12 @@ run: build
 
 test: build test-rust test-python
 
+# Optimized, but with debug assertions and overflow checks on (in a target directory of
+# their own): a time that runs backwards or an integer that wraps fails the test that
+# causes it instead of passing silently.
 test-rust:
-	cargo test --workspace --exclude dsim-py --release
+	CARGO_TARGET_DIR=target/checked CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true \
+	CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true cargo test --workspace --exclude dsim-py --release
 
 test-python: build
 	$(BIN)/pytest -q
