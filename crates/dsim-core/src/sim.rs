@@ -340,7 +340,7 @@ impl Simulation {
             .routes
             .next_port(node, dst)
             .expect("route checked when the scenario was built");
-        if self.net.ports[port as usize].path.egress_chain() {
+        if self.net.ports[port as usize].path.has(PortPath::EGRESS_CHAIN) {
             self.condition(ChainRef::Egress(port), 0, false, id);
         } else {
             self.send_to_port(port, id);
@@ -436,7 +436,7 @@ impl Simulation {
                 }
                 // Its lone transmission: nothing waits after it.
                 port.busy_until = now + port.tx_time(size);
-                if port.path.tx_extras() {
+                if port.path.has(PortPath::TX_EXTRAS) {
                     return self.onto_the_link(p, id);
                 }
                 return port.enter_wire(p, id, &mut self.pkts, &mut self.events);
@@ -521,7 +521,7 @@ impl Simulation {
     /// onto the wire.
     #[inline(always)]
     fn onto_the_link(&mut self, p: PortId, id: PktId) {
-        if self.net.ports[p as usize].path.tx_extras() && self.captured_or_lost(p, id) {
+        if self.net.ports[p as usize].path.has(PortPath::TX_EXTRAS) && self.captured_or_lost(p, id) {
             return;
         }
         self.put_on_wire(p, id);
@@ -600,7 +600,7 @@ impl Simulation {
             self.events.push(at, Event::Arrival(p));
         }
         let peer = port.peer;
-        if port.path.rx_extras() {
+        if port.path.has(PortPath::RX_EXTRAS) {
             self.arrive_with_extras(p, id);
         } else {
             self.receive(peer, id);

@@ -116,24 +116,10 @@ impl PortPath {
         PortPath(flags)
     }
 
+    /// Is `flag` (one of the constants above) set?
     #[inline(always)]
-    pub fn egress_chain(self) -> bool {
-        self.0 & Self::EGRESS_CHAIN != 0
-    }
-
-    #[inline(always)]
-    pub fn tx_extras(self) -> bool {
-        self.0 & Self::TX_EXTRAS != 0
-    }
-
-    #[inline(always)]
-    pub fn rx_extras(self) -> bool {
-        self.0 & Self::RX_EXTRAS != 0
-    }
-
-    #[inline(always)]
-    pub fn at_source(self) -> bool {
-        self.0 & Self::AT_SOURCE != 0
+    pub fn has(self, flag: u8) -> bool {
+        self.0 & flag != 0
     }
 }
 

@@ -5,6 +5,7 @@
 use super::{DropSite, Simulation};
 use crate::conditioner::{ChainRef, Cont, InstId, Outcome};
 use crate::engine::Event;
+use crate::net::port::PortPath;
 use crate::packet::{Direction, PktId, PortId};
 use crate::time::SimTime;
 
@@ -60,7 +61,7 @@ impl Simulation {
     pub(super) fn send_to_port(&mut self, p: PortId, id: PktId) {
         let pkt = &self.pkts[id];
         let port = &self.net.ports[p as usize];
-        if pkt.direction == Direction::Forward && port.path.at_source() {
+        if pkt.direction == Direction::Forward && port.path.has(PortPath::AT_SOURCE) {
             debug_assert_eq!(pkt.src, port.node, "hosts send only what they originate");
             self.flows[pkt.flow as usize]
                 .stats
