@@ -430,16 +430,10 @@ impl Simulation {
                 );
                 (pkt.queue, pkt.precedence) = (0, 0);
                 let size = pkt.size;
-                if w.contains(now) {
-                    port.lone.0 += 1;
-                    port.lone.1 += size as u64;
-                }
+                port.passed.count(&w, now, size);
                 // Its lone transmission: nothing waits after it.
                 port.busy_until = now + port.tx_time(size);
-                if port.path.has(PortPath::TX_EXTRAS) {
-                    return self.onto_the_link(p, id);
-                }
-                return port.enter_wire(p, id, &mut self.pkts, &mut self.events);
+                return self.onto_the_link(p, id);
             }
             // The link went free (no event marked that moment): a round robin ends its
             // visit if nothing waits.

@@ -17,7 +17,7 @@ use crate::engine::rng::Rng;
 use crate::engine::{Event, EventQueue};
 use crate::packet::{NodeId, PacketArena, PktId, PortId, WireLink};
 use crate::sched::Qdisc;
-use crate::stats::ClassStats;
+use crate::stats::{ClassStats, PassedThrough};
 use crate::time::{Duration, Rate, SimTime};
 
 /// The fields a packet reads or writes on its hop through the port (sending, then
@@ -32,10 +32,10 @@ pub struct Port {
     /// of a port have the size of the one before (data segments, ACKs), and this saves a
     /// division per hop.
     pub(crate) tx_memo: Duration,
-    /// Packets (and their bytes) that passed straight through the empty queue inside the
-    /// window: counted here, beside the fields every packet reads, and added to class 0's
-    /// arrivals and departures when the run finishes ([`Port::close_counts`]).
-    pub lone: (u64, u64),
+    /// Packets that passed straight through the empty queue, counted here, beside the
+    /// fields every packet reads, and added to class 0 when the run finishes
+    /// ([`Port::close_counts`]).
+    pub passed: PassedThrough,
     /// Packets propagating on the wire, oldest first.
     pub wire: Wire,
     pub peer: NodeId,
@@ -179,10 +179,7 @@ impl Port {
 
     /// Adds the packets that passed straight through to class 0's counters.
     pub fn close_counts(&mut self) {
-        let (pkts, bytes) = std::mem::take(&mut self.lone);
-        if pkts > 0 {
-            self.stats[0].add_passed_through(pkts, bytes);
-        }
+        self.passed.close_into(&mut self.stats[0]);
     }
 
     #[inline]

@@ -212,7 +212,7 @@ fn build_port(
         tx_memo: Duration(0),
         // A packet of 0 bytes takes 0 ns: a true entry to start from.
         tx_memo_size: 0,
-        lone: (0, 0),
+        passed: Default::default(),
         lone_packet_limit: 0,
         tx_pending: false,
         path: crate::net::port::PortPath::FULL,

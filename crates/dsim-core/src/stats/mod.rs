@@ -10,7 +10,7 @@ mod queue;
 
 pub use distribution::Distribution;
 pub use flow::FlowStats;
-pub use queue::ClassStats;
+pub use queue::{ClassStats, PassedThrough};
 
 use crate::time::{Duration, SimTime};
 

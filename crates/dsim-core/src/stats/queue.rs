@@ -63,25 +63,6 @@ impl ClassStats {
         }
     }
 
-    /// A packet arrived and left for the link at once (`Qdisc::lone_packet_limit`):
-    /// the same counts as [`Self::on_arrival`], [`Self::on_admitted`] and
-    /// [`Self::on_removed`] at one instant, and the occupancy integral gains nothing.
-    #[inline]
-    pub fn on_passed_through(&mut self, w: &Window, now: SimTime, bytes: u32) {
-        if w.contains(now) {
-            self.add_passed_through(1, bytes as u64);
-        }
-    }
-
-    /// `pkts` packets of `bytes` bytes in all passed straight through inside the window
-    /// (a port counts them in its own line and adds them here when the run finishes).
-    pub fn add_passed_through(&mut self, pkts: u64, bytes: u64) {
-        self.arrivals_pkts += pkts;
-        self.arrivals_bytes += bytes;
-        self.departures_pkts += pkts;
-        self.departures_bytes += bytes;
-    }
-
     /// An arriving packet was not admitted.
     #[inline]
     pub fn on_refused(&mut self, w: &Window, now: SimTime, cause: DropCause, bytes: u32) {
@@ -113,6 +94,37 @@ impl ClassStats {
     }
 }
 
+/// Packets that passed straight through a free port's empty queue (`Qdisc::lone_packet_limit`),
+/// counted apart from the class counters: the port keeps these beside the fields every
+/// packet reads (one cache line), and adds them to class 0 when the run finishes. Each
+/// counts as [`ClassStats::on_arrival`], [`ClassStats::on_admitted`] and
+/// [`ClassStats::on_removed`] at one instant would, and the occupancy integral gains
+/// nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PassedThrough {
+    pkts: u64,
+    bytes: u64,
+}
+
+impl PassedThrough {
+    #[inline]
+    pub fn count(&mut self, w: &Window, now: SimTime, bytes: u32) {
+        if w.contains(now) {
+            self.pkts += 1;
+            self.bytes += bytes as u64;
+        }
+    }
+
+    /// Adds what was counted to `c`'s arrivals and departures, and starts again from 0.
+    pub fn close_into(&mut self, c: &mut ClassStats) {
+        let PassedThrough { pkts, bytes } = std::mem::take(self);
+        c.arrivals_pkts += pkts;
+        c.arrivals_bytes += bytes;
+        c.departures_pkts += pkts;
+        c.departures_bytes += bytes;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +138,7 @@ mod tests {
             end: SimTime(200),
         };
         let (mut a, mut b) = (ClassStats::default(), ClassStats::default());
+        let mut passed = PassedThrough::default();
         for c in [&mut a, &mut b] {
             c.on_arrival(&w, SimTime(120), 10);
             c.on_admitted(&w, SimTime(120), 10);
@@ -139,8 +152,9 @@ mod tests {
             a.on_arrival(&w, t, 40);
             a.on_admitted(&w, t, 40);
             a.on_removed(&w, t, 40, None);
-            b.on_passed_through(&w, t, 40);
+            passed.count(&w, t, 40);
         }
+        passed.close_into(&mut b);
         a.finish(&w, SimTime(200));
         b.finish(&w, SimTime(200));
         assert_eq!((b.arrivals_pkts, b.arrivals_bytes), (3, 90));
