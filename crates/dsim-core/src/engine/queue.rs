@@ -13,6 +13,10 @@ const SLOT_BITS: u32 = 12;
 /// Slots in the calendar: 2^14, a "year" of 67 ms.
 const SLOTS: usize = 1 << 14;
 const WORDS: usize = SLOTS / 64;
+/// An event due less than this after `last` goes into the calendar, a later one into the
+/// heap. One slot short of the year: the slots from last's to the event's never wrap
+/// around onto last's own.
+const HORIZON: u64 = ((SLOTS as u64) - 1) << SLOT_BITS;
 const NIL: u32 = u32::MAX;
 
 /// A pending event in the calendar: a node of its slot's list, sorted by time.
@@ -55,13 +59,13 @@ impl PartialOrd for Far {
 /// priority queue implementation for the simulation event set problem", CACM 1988) of
 /// 16,384 slots of 4.096 us, with a binary heap for the events due beyond its 67 ms year.
 ///
-/// Slot `s = time >> 12` sits at index `s mod 16384`; the calendar holds the events of the
-/// slots `[s(last), s(last) + 16384)`, where `last` is the time popped or peeked last
-/// (nothing is ever scheduled before it: an event handler at `now` schedules at `now` or
-/// later). Each index holds one slot's events in a list sorted by time, a new event going
-/// after those due at the same time; a bitmap of the non-empty indices finds the next
-/// one. Events due later go to the heap, and move into the calendar as soon as `last`
-/// comes within a year of them, in (time, insertion) order.
+/// Slot `s = time >> 12` sits at index `s mod 16384`; the calendar holds the events due
+/// in `[last, last + HORIZON)`, a year less one slot, where `last` is the time popped
+/// last (nothing is ever scheduled before it: an event handler at `now` schedules at
+/// `now` or later). Each index holds one slot's events in a list sorted by time, a new
+/// event going after those due at the same time; a bitmap of the non-empty indices finds
+/// the next one. Events due later go to the heap, and move into the calendar as soon as
+/// `last` comes within `HORIZON` of them, in (time, insertion) order.
 ///
 /// Why equal times pop in insertion order: within a slot's list a new event goes after
 /// the equal times already there. An event in the heap due at `t` entered it before any
@@ -86,9 +90,8 @@ pub struct EventQueue {
     /// First and last node of each slot's list, side by side: a push reads the last, a
     /// pop the first, and emptying or filling a list writes both (one cache line).
     ends: Box<[Ends; SLOTS]>,
-    /// Bit i set when index i's list is non-empty; bit w of `summary` when word w is.
+    /// Bit i set when index i's list is non-empty.
     bits: Box<[u64; WORDS]>,
-    summary: [u64; WORDS / 64],
     far: std::collections::BinaryHeap<Far>,
     /// Insertion counter for the heap's ties.
     far_seq: u64,
@@ -131,7 +134,6 @@ impl EventQueue {
                 .try_into()
                 .expect("SLOTS entries"),
             bits: Box::new([0; WORDS]),
-            summary: [0; WORDS / 64],
             far: std::collections::BinaryHeap::new(),
             far_seq: 0,
             far_min: u64::MAX,
@@ -139,25 +141,26 @@ impl EventQueue {
         }
     }
 
-    /// Schedules `event` at `at`. Panics if `at` is before the last time popped or peeked
-    /// (an event in the past: a bug of the caller).
+    /// Schedules `event` at `at`. Panics if `at` is before the last time popped (an event
+    /// in the past: a bug of the caller).
     #[inline(always)]
     pub fn push(&mut self, at: SimTime, event: Event) {
-        if at.0 < self.last {
-            scheduled_in_the_past(at.0, self.last);
-        }
         self.len += 1;
-        if slot(at.0) - slot(self.last) < SLOTS as u64 {
+        // One comparison for both bounds: a time before `last` wraps to a huge distance.
+        if at.0.wrapping_sub(self.last) < HORIZON {
             self.insert(at.0, event);
         } else {
             self.push_far(at.0, event);
         }
     }
 
-    /// An event beyond the calendar's year goes to the heap.
+    /// An event beyond the calendar's horizon goes to the heap.
     #[cold]
     #[inline(never)]
     fn push_far(&mut self, time: u64, event: Event) {
+        if time < self.last {
+            scheduled_in_the_past(time, self.last);
+        }
         self.far.push(Far {
             time,
             seq: self.far_seq,
@@ -176,7 +179,6 @@ impl EventQueue {
         if tail == NIL {
             self.ends[i] = Ends { head: n, tail: n };
             self.bits[i / 64] |= 1 << (i % 64);
-            self.summary[i / 4096] |= 1 << ((i / 64) % 64);
         } else if self.nodes[tail as usize].time <= time {
             self.nodes[tail as usize].next = n;
             self.ends[i].tail = n;
@@ -227,39 +229,32 @@ impl EventQueue {
         if word != 0 {
             return Some(w * 64 + word.trailing_zeros() as usize);
         }
-        // The next non-empty word after w, then from the start (the next year's indices).
-        self.next_word(w + 1)
-            .or_else(|| self.next_word(0))
+        self.next_index_after_word(w)
+    }
+
+    /// The first non-empty index in the words after `w`, then from the start (the next
+    /// year's indices, `w`'s own lower bits among them). A linear scan: the events of a
+    /// busy network lie within a few words, and an idle one pops rarely.
+    #[inline(never)]
+    fn next_index_after_word(&self, w: usize) -> Option<usize> {
+        (w + 1..WORDS)
+            .chain(0..=w)
+            .find(|&w| self.bits[w] != 0)
             .map(|w| w * 64 + self.bits[w].trailing_zeros() as usize)
     }
 
-    /// The first non-empty word at or after `from`.
-    #[inline]
-    fn next_word(&self, from: usize) -> Option<usize> {
-        let mut s = from / 64;
-        let mut mask = !0u64 << (from % 64);
-        while s < self.summary.len() {
-            let word = self.summary[s] & mask;
-            if word != 0 {
-                return Some(s * 64 + word.trailing_zeros() as usize);
-            }
-            s += 1;
-            mask = !0;
-        }
-        None
-    }
-
-    /// Moves into the calendar the heap's events that its window now reaches.
+    /// Moves into the calendar the heap's events that its horizon now reaches (`far_min`
+    /// is never before `last`: the calendar's events all precede the heap's).
     #[inline]
     fn admit_far(&mut self) {
-        if slot(self.far_min) - slot(self.last) < SLOTS as u64 {
+        if self.far_min - self.last < HORIZON {
             self.admit_far_now();
         }
     }
 
     #[cold]
     fn admit_far_now(&mut self) {
-        while slot(self.far_min) - slot(self.last) < SLOTS as u64 {
+        while self.far_min - self.last < HORIZON {
             let f = self.far.pop().expect("far_min is the heap's earliest");
             self.insert(f.time, f.event);
             self.far_min = self.far.peek().map_or(u64::MAX, |f| f.time);
@@ -269,13 +264,11 @@ impl EventQueue {
     /// The index of the next event's slot, its time made `last`; None if nothing is pending.
     #[inline]
     fn advance(&mut self) -> Option<usize> {
-        if self.len == 0 {
-            return None;
-        }
         let i = match self.next_index(index(self.last)) {
             Some(i) => i,
+            None if self.far.is_empty() => return None,
             None => {
-                // Nothing within the year: jump to the heap's earliest event.
+                // Nothing within the horizon: jump to the heap's earliest event.
                 self.last = self.far_min;
                 self.admit_far();
                 index(self.last)
@@ -309,9 +302,6 @@ impl EventQueue {
         if node.next == NIL {
             self.ends[i].tail = NIL;
             self.bits[i / 64] &= !(1 << (i % 64));
-            if self.bits[i / 64] == 0 {
-                self.summary[i / 4096] &= !(1 << ((i / 64) % 64));
-            }
         }
         self.nodes[n as usize].next = self.free;
         self.free = n;
