@@ -334,6 +334,12 @@ impl Simulation {
     #[inline]
     fn forward(&mut self, node: NodeId, id: PktId) {
         let dst = self.pkts[id].dst;
+        self.forward_to(node, dst, id);
+    }
+
+    /// Routes packet `id`, addressed to `dst`, from `node` on to its egress port.
+    #[inline(always)]
+    fn forward_to(&mut self, node: NodeId, dst: NodeId, id: PktId) {
         // The scenario builder refuses flows whose routes do not connect both ways.
         let port = self
             .net
@@ -414,27 +420,43 @@ impl Simulation {
         }
     }
 
-    /// Egress port `p`: classify, ask the discipline, count, and start the link if idle.
+    /// Egress port `p`: a packet that finds the link free and passes straight through the
+    /// empty discipline (most hops of a network: [`Port::passes_straight_through`]) goes
+    /// onto the link at once; any other is classified, offered to the discipline and
+    /// counted ([`Self::enqueue_in_discipline`]). The port and the packet are read once.
+    #[inline(always)]
     fn enqueue(&mut self, p: PortId, id: PktId) {
-        let (now, w) = (self.now, self.window);
+        let now = self.now;
         let port = &mut self.net.ports[p as usize];
-        let link_free = !port.tx_pending && port.busy_until <= now;
         let pkt = &mut self.pkts[id];
         pkt.enqueued_at = now;
+        let link_free = !port.tx_pending && port.busy_until <= now;
+        if !(link_free && port.passes_straight_through(pkt.size)) {
+            return self.enqueue_in_discipline(p, id, link_free);
+        }
+        debug_assert_eq!(
+            port.qdisc.len_packets(),
+            0,
+            "a FIFO waits only with a pending end of transmission"
+        );
+        (pkt.queue, pkt.precedence) = (0, 0);
+        let size = pkt.size;
+        port.passed.count(&self.window, now, size);
+        // Its lone transmission: nothing waits after it.
+        port.busy_until = now + port.tx_time(size);
+        if port.path.has(PortPath::TX_EXTRAS) {
+            return self.onto_the_link_with_extras(p, id);
+        }
+        port.enter_wire(p, id, &mut self.pkts, &mut self.events);
+    }
+
+    /// The packet waits, or meets a discipline that decides on it: classify, ask the
+    /// discipline, count, and start the link if it is free.
+    #[inline(never)]
+    fn enqueue_in_discipline(&mut self, p: PortId, id: PktId, link_free: bool) {
+        let (now, w) = (self.now, self.window);
+        let port = &mut self.net.ports[p as usize];
         if link_free {
-            if port.passes_straight_through(pkt.size) {
-                debug_assert_eq!(
-                    port.qdisc.len_packets(),
-                    0,
-                    "a FIFO waits only with a pending end of transmission"
-                );
-                (pkt.queue, pkt.precedence) = (0, 0);
-                let size = pkt.size;
-                port.passed.count(&w, now, size);
-                // Its lone transmission: nothing waits after it.
-                port.busy_until = now + port.tx_time(size);
-                return self.onto_the_link(p, id);
-            }
             // The link went free (no event marked that moment): a round robin ends its
             // visit if nothing waits.
             port.qdisc.on_link_free();
@@ -515,16 +537,24 @@ impl Simulation {
     /// onto the wire.
     #[inline(always)]
     fn onto_the_link(&mut self, p: PortId, id: PktId) {
-        if self.net.ports[p as usize].path.has(PortPath::TX_EXTRAS) && self.captured_or_lost(p, id) {
-            return;
+        let port = &mut self.net.ports[p as usize];
+        if port.path.has(PortPath::TX_EXTRAS) {
+            return self.onto_the_link_with_extras(p, id);
         }
-        self.put_on_wire(p, id);
+        port.enter_wire(p, id, &mut self.pkts, &mut self.events);
+    }
+
+    /// [`Self::onto_the_link`] at a port that captures, loses or drops by script.
+    #[cold]
+    #[inline(never)]
+    fn onto_the_link_with_extras(&mut self, p: PortId, id: PktId) {
+        if !self.captured_or_lost(p, id) {
+            self.net.ports[p as usize].enter_wire(p, id, &mut self.pkts, &mut self.events);
+        }
     }
 
     /// The optional steps of a packet leaving port `p`: its captures, then loss on the
     /// wire or a scripted drop. True if the packet was lost (it is counted and freed).
-    #[cold]
-    #[inline(never)]
     fn captured_or_lost(&mut self, p: PortId, id: PktId) -> bool {
         let port = &mut self.net.ports[p as usize];
         if !port.capture_tx.is_empty() {
@@ -551,12 +581,6 @@ impl Simulation {
         port.class_stats(queue, prec).on_refused(&self.window, now, cause, size);
         self.drop(id, DropSite::Port(p), cause);
         true
-    }
-
-    /// Packet `id` leaves port `p` and propagates to the far node.
-    #[inline(always)]
-    fn put_on_wire(&mut self, p: PortId, id: PktId) {
-        self.net.ports[p as usize].enter_wire(p, id, &mut self.pkts, &mut self.events);
     }
 
     /// Counts and frees the queued packets the discipline of port `p` dropped while acting.
@@ -586,18 +610,24 @@ impl Simulation {
         self.transmit_next(p);
     }
 
-    /// The oldest packet on port `p`'s wire reaches the far node.
+    /// The oldest packet on port `p`'s wire reaches the far node: delivered there or
+    /// routed on.
     fn on_arrival(&mut self, p: PortId) {
         let port = &mut self.net.ports[p as usize];
-        let (id, next_due) = port.leave_wire(&self.pkts);
-        if let Some(at) = next_due {
+        let id = port.wire.first;
+        let pkt = &mut self.pkts[id];
+        let dst = pkt.dst;
+        if let Some(at) = port.leave_wire(pkt) {
+            self.pkts.prefetch(port.wire.first);
             self.events.push(at, Event::Arrival(p));
         }
         let peer = port.peer;
         if port.path.has(PortPath::RX_EXTRAS) {
             self.arrive_with_extras(p, id);
+        } else if dst == peer {
+            self.deliver(id);
         } else {
-            self.receive(peer, id);
+            self.forward_to(peer, dst, id);
         }
     }
 

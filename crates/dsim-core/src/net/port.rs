@@ -15,7 +15,7 @@
 use super::scripted::ScriptedDrops;
 use crate::engine::rng::Rng;
 use crate::engine::{Event, EventQueue};
-use crate::packet::{NodeId, PacketArena, PktId, PortId, WireLink};
+use crate::packet::{NodeId, Packet, PacketArena, PktId, PortId, WireLink};
 use crate::sched::Qdisc;
 use crate::stats::{ClassStats, PassedThrough};
 use crate::time::{Duration, Rate, SimTime};
@@ -136,11 +136,12 @@ impl Port {
 
     /// Packet `id`, whose transmission (until `busy_until`) starts, enters the wire of this
     /// port (`me`): it reaches the peer after the propagation delay. Only the wire's oldest
-    /// packet has an event; the others link to the one after them.
+    /// packet has an event; the others link to the one after them. (A packet off the
+    /// wires links to none: `Packet::default`, and [`Self::leave_wire`] unlinks it.)
     #[inline(always)]
     pub fn enter_wire(&mut self, me: PortId, id: PktId, pkts: &mut PacketArena, events: &mut EventQueue) {
         let arrival = self.busy_until + self.delay;
-        pkts[id].wire_next = WireLink::NONE;
+        debug_assert_eq!(pkts[id].wire_next, WireLink::NONE, "a packet enters one wire at a time");
         if self.wire.is_empty() {
             self.wire = Wire { first: id, last: id };
             events.push(arrival, Event::Arrival(me));
@@ -150,22 +151,21 @@ impl Port {
         }
     }
 
-    /// The oldest packet on the wire reaches the peer: it leaves the wire, and the next
-    /// one, if any, is due (returned with its arrival time).
+    /// The oldest packet on the wire, `first` (the caller read it from `wire.first`),
+    /// reaches the peer: it leaves the wire, and the next one, if any, is due (its arrival
+    /// time is returned, and it is `wire.first` now). The caller may prefetch the next
+    /// one: it is read when it arrives, often within microseconds on a busy link, by when
+    /// its line, last touched when it was sent, may have left the cache.
     #[inline(always)]
-    pub fn leave_wire(&mut self, pkts: &PacketArena) -> (PktId, Option<SimTime>) {
-        let id = self.wire.first;
-        debug_assert!(id != PktId::NONE, "Arrival with nothing in flight");
-        let link = pkts[id].wire_next;
+    pub fn leave_wire(&mut self, first: &mut Packet) -> Option<SimTime> {
+        debug_assert!(self.wire.first != PktId::NONE, "Arrival with nothing in flight");
+        let link = std::mem::replace(&mut first.wire_next, WireLink::NONE);
         if link.next == PktId::NONE {
             self.wire = Wire::EMPTY;
-            (id, None)
+            None
         } else {
             self.wire.first = link.next;
-            // The next packet is read when it arrives: often within microseconds on a busy
-            // link, by when its line, last touched when it was sent, is back in the cache.
-            pkts.prefetch(link.next);
-            (id, Some(link.at))
+            Some(link.at)
         }
     }
 
