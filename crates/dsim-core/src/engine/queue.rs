@@ -19,7 +19,7 @@ const WORDS: usize = SLOTS / 64;
 const HORIZON: u64 = ((SLOTS as u64) - 1) << SLOT_BITS;
 const NIL: u32 = u32::MAX;
 
-/// A pending event in the calendar: a node of its slot's list, sorted by time.
+/// An event of a slot behind its first: a node of the slot's list, sorted by time.
 #[derive(Clone, Copy, Debug)]
 struct Node {
     time: u64,
@@ -27,11 +27,16 @@ struct Node {
     next: u32,
 }
 
-/// The first and last node of a slot's list (NIL when empty).
+/// One slot of the calendar: its earliest event in place (valid while the slot's bit is
+/// set), and the list of its later events, sorted by time (`rest_head` NIL when none;
+/// `rest_tail` is meaningful only then). Most slots hold one event at a time, so a push
+/// and a pop touch the slot and the bitmap and nothing else.
 #[derive(Clone, Copy, Debug)]
-struct Ends {
-    head: u32,
-    tail: u32,
+struct Slot {
+    time: u64,
+    event: Event,
+    rest_head: u32,
+    rest_tail: u32,
 }
 
 /// An event due beyond the calendar's year, ordered by (time, insertion sequence).
@@ -62,36 +67,37 @@ impl PartialOrd for Far {
 /// Slot `s = time >> 12` sits at index `s mod 16384`; the calendar holds the events due
 /// in `[last, last + HORIZON)`, a year less one slot, where `last` is the time popped
 /// last (nothing is ever scheduled before it: an event handler at `now` schedules at
-/// `now` or later). Each index holds one slot's events in a list sorted by time, a new
-/// event going after those due at the same time; a bitmap of the non-empty indices finds
-/// the next one. Events due later go to the heap, and move into the calendar as soon as
-/// `last` comes within `HORIZON` of them, in (time, insertion) order.
+/// `now` or later). Each index holds one slot's events sorted by time, a new event going
+/// after those due at the same time: the earliest in the slot itself, the others in a
+/// list of nodes; a bitmap of the non-empty indices finds the next one. Events due later
+/// go to the heap, and move into the calendar as soon as `last` comes within `HORIZON`
+/// of them, in (time, insertion) order.
 ///
-/// Why equal times pop in insertion order: within a slot's list a new event goes after
-/// the equal times already there. An event in the heap due at `t` entered it before any
+/// Why equal times pop in insertion order: within a slot a new event goes after the
+/// equal times already there. An event in the heap due at `t` entered it before any
 /// event due at `t` could enter the calendar (the calendar's window only moves forward),
 /// and it moves into the calendar as soon as the window reaches `t`, before anything else
-/// is scheduled: so it is in the list before any later-scheduled event due at `t`
+/// is scheduled: so it is in the slot before any later-scheduled event due at `t`
 /// (`pops_in_time_then_insertion_order` checks the order against a sorted reference over
 /// short, long and beyond-the-year delays).
 ///
 /// Cost: the pending events of a packet simulation are mostly due within a millisecond
-/// (the next packet on each wire, the end of a transmission), a few per slot at most: a
-/// push appends to a short list, a pop takes a list's head and finds the next non-empty
-/// slot in the bitmap. Before it, a radix heap moved each event 4.5 times between buckets
-/// on average (22 % of the seed 002 dumbbell's samples), and before that a binary heap
-/// took 33 % (see docs/performance.md). All give the same order, so the same results.
+/// (the next packet on each wire, the end of a transmission), rarely two in a slot: a push
+/// writes an empty slot and sets its bit, a pop reads the slot and clears the bit, and the
+/// next non-empty slot is found in the bitmap. Before it, a radix heap moved each event 4.5
+/// times between buckets on average (22 % of the seed 002 dumbbell's samples), and before
+/// that a binary heap took 33 % (see docs/performance.md). All give the same order, so the
+/// same results.
 pub struct EventQueue {
-    /// The time popped or peeked last: nothing is due before it.
+    /// The time popped last: nothing is due before it.
     last: u64,
+    slots: Box<[Slot; SLOTS]>,
+    /// Bit i set when slot i holds an event.
+    bits: Box<[u64; WORDS]>,
+    /// The slots' later events.
     nodes: Vec<Node>,
     /// Head of the list of unused nodes.
     free: u32,
-    /// First and last node of each slot's list, side by side: a push reads the last, a
-    /// pop the first, and emptying or filling a list writes both (one cache line).
-    ends: Box<[Ends; SLOTS]>,
-    /// Bit i set when index i's list is non-empty.
-    bits: Box<[u64; WORDS]>,
     far: std::collections::BinaryHeap<Far>,
     /// Insertion counter for the heap's ties.
     far_seq: u64,
@@ -114,26 +120,24 @@ fn scheduled_in_the_past(at: u64, last: u64) -> ! {
 }
 
 #[inline(always)]
-fn slot(t: u64) -> u64 {
-    t >> SLOT_BITS
-}
-
-#[inline(always)]
 fn index(t: u64) -> usize {
-    slot(t) as usize & (SLOTS - 1)
+    (t >> SLOT_BITS) as usize & (SLOTS - 1)
 }
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
+        let empty = Slot {
+            time: 0,
+            event: Event::App(0),
+            rest_head: NIL,
+            rest_tail: NIL,
+        };
         EventQueue {
             last: 0,
+            slots: vec![empty; SLOTS].into_boxed_slice().try_into().expect("SLOTS entries"),
+            bits: Box::new([0; WORDS]),
             nodes: Vec::with_capacity(n),
             free: NIL,
-            ends: vec![Ends { head: NIL, tail: NIL }; SLOTS]
-                .into_boxed_slice()
-                .try_into()
-                .expect("SLOTS entries"),
-            bits: Box::new([0; WORDS]),
             far: std::collections::BinaryHeap::new(),
             far_seq: 0,
             far_min: u64::MAX,
@@ -170,27 +174,65 @@ impl EventQueue {
         self.far_min = self.far_min.min(time);
     }
 
-    /// Puts an event into its slot's list, after the events due at or before its time.
+    /// Puts an event into its slot: in place if the slot is empty, else after the events
+    /// due at or before its time.
     #[inline(always)]
     fn insert(&mut self, time: u64, event: Event) {
-        let n = self.new_node(time, event);
         let i = index(time);
-        let tail = self.ends[i].tail;
-        if tail == NIL {
-            self.ends[i] = Ends { head: n, tail: n };
-            self.bits[i / 64] |= 1 << (i % 64);
-        } else if self.nodes[tail as usize].time <= time {
-            self.nodes[tail as usize].next = n;
-            self.ends[i].tail = n;
+        let bit = 1 << (i % 64);
+        if self.bits[i / 64] & bit == 0 {
+            self.bits[i / 64] |= bit;
+            let s = &mut self.slots[i];
+            (s.time, s.event, s.rest_head) = (time, event, NIL);
         } else {
-            self.insert_before_tail(i, n, time);
+            self.insert_behind(i, time, event);
+        }
+    }
+
+    /// Slot `i` holds events already: the new one goes after those due at or before its
+    /// time (before all of them if it is the earliest).
+    #[inline(never)]
+    fn insert_behind(&mut self, i: usize, time: u64, event: Event) {
+        let s = self.slots[i];
+        if time < s.time {
+            // The new earliest: the one in place moves to the front of the list.
+            let n = self.new_node(s.time, s.event, s.rest_head);
+            let s = &mut self.slots[i];
+            if s.rest_head == NIL {
+                s.rest_tail = n;
+            }
+            (s.time, s.event, s.rest_head) = (time, event, n);
+        } else if s.rest_head == NIL || self.nodes[s.rest_tail as usize].time <= time {
+            let n = self.new_node(time, event, NIL);
+            let s = &mut self.slots[i];
+            if s.rest_head == NIL {
+                s.rest_head = n;
+            } else {
+                self.nodes[s.rest_tail as usize].next = n;
+            }
+            s.rest_tail = n;
+        } else {
+            // Before the list's last (rare: a slot's events are mostly scheduled in time
+            // order): walk to its place.
+            let mut prev = NIL;
+            let mut cur = s.rest_head;
+            while self.nodes[cur as usize].time <= time {
+                prev = cur;
+                cur = self.nodes[cur as usize].next;
+            }
+            let n = self.new_node(time, event, cur);
+            if prev == NIL {
+                self.slots[i].rest_head = n;
+            } else {
+                self.nodes[prev as usize].next = n;
+            }
         }
     }
 
     /// A node holding the event, taken from the unused list when there is one.
     #[inline(always)]
-    fn new_node(&mut self, time: u64, event: Event) -> u32 {
-        let node = Node { time, event, next: NIL };
+    fn new_node(&mut self, time: u64, event: Event, next: u32) -> u32 {
+        let node = Node { time, event, next };
         if self.free != NIL {
             let n = self.free;
             self.free = self.nodes[n as usize].next;
@@ -199,25 +241,6 @@ impl EventQueue {
         } else {
             self.nodes.push(node);
             (self.nodes.len() - 1) as u32
-        }
-    }
-
-    /// Node `n`, due at `time`, is earlier than the last of index `i`'s list: walk to its
-    /// place (rare: events are mostly scheduled in time order within a slot).
-    #[cold]
-    #[inline(never)]
-    fn insert_before_tail(&mut self, i: usize, n: u32, time: u64) {
-        let mut prev = NIL;
-        let mut cur = self.ends[i].head;
-        while self.nodes[cur as usize].time <= time {
-            prev = cur;
-            cur = self.nodes[cur as usize].next;
-        }
-        self.nodes[n as usize].next = cur;
-        if prev == NIL {
-            self.ends[i].head = n;
-        } else {
-            self.nodes[prev as usize].next = n;
         }
     }
 
@@ -274,7 +297,9 @@ impl EventQueue {
                 index(self.last)
             }
         };
-        self.last = self.nodes[self.ends[i].head as usize].time;
+        self.last = self.slots[i].time;
+        // What the heap moves in is due after `last` (see admit_far): slot i's first
+        // event stays the next.
         self.admit_far();
         Some(i)
     }
@@ -282,7 +307,7 @@ impl EventQueue {
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, Event)> {
         let i = self.advance()?;
-        Some(self.take_head(i))
+        Some(self.take_first(i))
     }
 
     /// The next event if it is due before `until` (then nothing may be scheduled before
@@ -290,23 +315,31 @@ impl EventQueue {
     #[inline]
     pub fn pop_before(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
         let i = self.advance()?;
-        (self.last < until.0).then(|| self.take_head(i))
+        (self.last < until.0).then(|| self.take_first(i))
     }
 
-    /// Removes the first event of index `i`'s list (the next event, due at `last`).
+    /// Removes the first event of slot `i` (the next event, due at `last`); the slot's
+    /// next event, if any, takes its place.
     #[inline]
-    fn take_head(&mut self, i: usize) -> (SimTime, Event) {
-        let n = self.ends[i].head;
-        let node = self.nodes[n as usize];
-        self.ends[i].head = node.next;
-        if node.next == NIL {
-            self.ends[i].tail = NIL;
+    fn take_first(&mut self, i: usize) -> (SimTime, Event) {
+        let s = self.slots[i];
+        if s.rest_head == NIL {
             self.bits[i / 64] &= !(1 << (i % 64));
+        } else {
+            self.move_up(i, s.rest_head);
         }
+        self.len -= 1;
+        (SimTime(s.time), s.event)
+    }
+
+    /// Node `n`, the first of slot `i`'s list, takes the slot's place in it.
+    #[inline(never)]
+    fn move_up(&mut self, i: usize, n: u32) {
+        let node = self.nodes[n as usize];
+        let s = &mut self.slots[i];
+        (s.time, s.event, s.rest_head) = (node.time, node.event, node.next);
         self.nodes[n as usize].next = self.free;
         self.free = n;
-        self.len -= 1;
-        (SimTime(node.time), node.event)
     }
 
     pub fn len(&self) -> usize {
@@ -341,6 +374,25 @@ mod tests {
                 (SimTime(5), Event::App(5)),
             ]
         );
+    }
+
+    #[test]
+    fn one_slot_keeps_time_then_insertion_order() {
+        // All within one 4.096 us slot: a later push that is earlier than the event in
+        // place takes its place; equal times queue behind; one before the list's last
+        // walks to its place.
+        let mut q = EventQueue::default();
+        for (t, id) in [(30, 1), (10, 2), (30, 3), (10, 4), (20, 5), (5, 6), (40, 7), (20, 8)] {
+            q.push(SimTime(t), Event::App(id));
+        }
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop())
+            .map(|(_, e)| match e {
+                Event::App(id) => id,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(order, vec![6, 2, 4, 5, 8, 1, 3, 7]);
+        assert!(q.is_empty());
     }
 
     #[test]
