@@ -90,10 +90,20 @@ impl Distribution {
         self.min = self.min.min(v);
         self.max = self.max.max(v);
         let i = index_of(v);
-        if i >= self.counts.len() {
-            // Whole buckets at a time, as the histogram grows.
-            self.counts.resize((i | (SUB_BUCKET_HALF_COUNT - 1)) + 1, 0);
+        match self.counts.get_mut(i) {
+            Some(n) => *n += 1,
+            None => self.grow_to_count(i),
         }
+    }
+
+    /// Grows the histogram to slot `i` and counts one sample there. Out of line: it
+    /// happens a few dozen times a run, and inline its call to the allocator would cost
+    /// every sample the registers saved around it.
+    #[cold]
+    #[inline(never)]
+    fn grow_to_count(&mut self, i: usize) {
+        // Whole buckets at a time, as the histogram grows.
+        self.counts.resize((i | (SUB_BUCKET_HALF_COUNT - 1)) + 1, 0);
         self.counts[i] += 1;
     }
 
