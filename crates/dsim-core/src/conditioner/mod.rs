@@ -429,28 +429,23 @@ pub enum Outcome {
 }
 
 /// Applies `action`, the one for colour `k`, to `pkt`, and counts what it did in `stats`
-/// (None outside the measurement window): the drop cause if it drops the packet.
+/// if `count` (inside the measurement window): the drop cause if it drops the packet.
 #[inline]
-fn act(action: Action, pkt: &mut Packet, stats: Option<&mut CondStats>, k: usize) -> Option<DropCause> {
+fn act(action: Action, pkt: &mut Packet, stats: &mut CondStats, count: bool, k: usize) -> Option<DropCause> {
+    let n = count as u64;
     match action.apply(pkt) {
         Applied::Passed => None,
         Applied::Remarked => {
-            if let Some(s) = stats {
-                s.remarked[k] += 1;
-            }
+            stats.remarked[k] += n;
             None
         }
         Applied::Demoted => {
-            if let Some(s) = stats {
-                s.demoted[k] += 1;
-            }
+            stats.demoted[k] += n;
             None
         }
         Applied::Dropped(cause) => {
-            if let Some(s) = stats {
-                s.dropped_pkts[k] += 1;
-                s.dropped_bytes[k] += pkt.size as u64;
-            }
+            stats.dropped_pkts[k] += n;
+            stats.dropped_bytes[k] += n * pkt.size as u64;
             Some(cause)
         }
     }
@@ -593,7 +588,7 @@ impl Conditioners {
                     st.stats.pkts[k] += 1;
                     st.stats.bytes[k] += size as u64;
                 }
-                if let Some(cause) = act(block.actions[k], pkt, count.then_some(&mut st.stats), k) {
+                if let Some(cause) = act(block.actions[k], pkt, &mut st.stats, count, k) {
                     return Outcome::Drop { inst, cause };
                 }
             }
