@@ -37,7 +37,10 @@ pub struct Red {
 }
 
 /// The early-drop policy of a queue.
+// An explicit tag: every arrival and departure dispatches on it, and a tag hidden in a
+// field of `Red` (the compiler's choice otherwise) takes five instructions to decode.
 #[derive(Debug, Clone)]
+#[repr(u8)]
 pub enum Aqm {
     /// No early drop: only the physical limit refuses packets.
     DropTail,
