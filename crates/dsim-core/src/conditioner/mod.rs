@@ -365,9 +365,7 @@ impl Instance {
         now: SimTime,
         count: bool,
     ) -> Option<Outcome> {
-        let Some(shaper) = self.shaper.as_mut() else {
-            return None;
-        };
+        let shaper = self.shaper.as_mut()?;
         let size = pkt.size;
         let held = Held {
             id,
