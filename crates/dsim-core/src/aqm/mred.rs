@@ -33,6 +33,7 @@
 //! limit is the FIFO's; its overflow is counted apart from early and forced drops, per
 //! precedence, by the port.
 
+use super::count_as_f64;
 use super::red::{Congestion, RedParams, RedVars};
 use crate::time::SimTime;
 
@@ -58,11 +59,7 @@ impl VirtualQueue {
     /// Occupancy, in the unit of the curve's thresholds.
     #[inline]
     pub fn occupancy(&self) -> f64 {
-        if self.curve.bytes {
-            self.bytes as f64
-        } else {
-            self.pkts as f64
-        }
+        count_as_f64(if self.curve.bytes { self.bytes } else { self.pkts })
     }
 }
 

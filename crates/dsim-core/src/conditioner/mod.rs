@@ -206,16 +206,97 @@ impl Match {
     }
 }
 
+/// A block's [`Match`] and instances compiled into the one test a packet takes in the
+/// chain: which instance of the block conditions it, if any.
+#[derive(Clone, Debug)]
+struct Selector {
+    /// Per direction (`Direction as usize`): bit d set = DSCP d matched; 0 for a direction
+    /// the block does not condition. One lookup tests both criteria.
+    codepoints: [u64; 2],
+    /// The sources and destinations matched, when the match names some.
+    ends: Option<Box<Ends>>,
+    target: Target,
+}
+
+/// Sources and destinations a block matches (None: any).
+#[derive(Clone, Debug)]
+struct Ends {
+    src: Option<Vec<NodeId>>,
+    dst: Option<Vec<NodeId>>,
+}
+
+impl Ends {
+    fn contain(&self, p: &Packet) -> bool {
+        self.src.as_ref().is_none_or(|s| s.contains(&p.src)) && self.dst.as_ref().is_none_or(|d| d.contains(&p.dst))
+    }
+}
+
+/// The instance conditioning a matched packet.
+#[derive(Clone, Debug)]
+enum Target {
+    /// An aggregate block matching every flow: its single instance.
+    All(InstId),
+    /// The instance of each flow id, NONE for the flows the block never conditions: a
+    /// per-flow block, or an aggregate block matching a set of flows (the flow criterion
+    /// and the instance are then one lookup).
+    ByFlow(Vec<InstId>),
+}
+
+impl Selector {
+    /// `per_flow`: the instance of each flow id of a per-flow block (NONE for the flows it
+    /// cannot match); None for an aggregate block, whose instance is `aggregate`.
+    fn new(m: &Match, per_flow: Option<Vec<InstId>>, aggregate: InstId) -> Self {
+        let dscp = m.dscp.unwrap_or(u64::MAX);
+        let codepoints =
+            [Direction::Forward, Direction::Reverse].map(|d| if m.direction.is_none_or(|x| x == d) { dscp } else { 0 });
+        let in_flows = |f: usize| m.flows.as_ref().is_none_or(|v| v.get(f).copied().unwrap_or(false));
+        let target = match (per_flow, &m.flows) {
+            (Some(map), _) => Target::ByFlow(
+                map.into_iter()
+                    .enumerate()
+                    .map(|(f, k)| if in_flows(f) { k } else { NONE })
+                    .collect(),
+            ),
+            (None, Some(flows)) => Target::ByFlow(flows.iter().map(|&on| if on { aggregate } else { NONE }).collect()),
+            (None, None) => Target::All(aggregate),
+        };
+        let ends = (m.src.is_some() || m.dst.is_some()).then(|| {
+            Box::new(Ends {
+                src: m.src.clone(),
+                dst: m.dst.clone(),
+            })
+        });
+        Selector {
+            codepoints,
+            ends,
+            target,
+        }
+    }
+
+    /// The instance that conditions `p`, None if the block lets it by: the same packets
+    /// as [`Match::matches`] (and, of a per-flow block, a flow it has an instance for).
+    #[inline]
+    fn instance_for(&self, p: &Packet) -> Option<InstId> {
+        let matched = self.codepoints[p.direction as usize] >> p.dscp.0 & 1 == 1
+            && self.ends.as_ref().is_none_or(|e| e.contain(p));
+        if !matched {
+            return None;
+        }
+        match &self.target {
+            Target::All(k) => Some(*k),
+            Target::ByFlow(map) => map.get(p.flow as usize).copied().filter(|&k| k != NONE),
+        }
+    }
+}
+
 /// One attached block: its match, actions, and which instance conditions which packet.
 #[derive(Clone, Debug)]
 pub struct Block {
     pub name: String,
     pub node: NodeId,
     pub matcher: Match,
-    /// Per-flow blocks: the instance of each flow id (NONE for flows it never matches).
-    per_flow: Option<Vec<InstId>>,
-    /// Aggregate blocks: their single instance.
-    aggregate: InstId,
+    /// The match and the instances, as the chain tests them.
+    selector: Selector,
     /// Action per colour, indexed by `Color as usize`.
     pub actions: [Action; 3],
 }
@@ -271,6 +352,56 @@ pub struct Instance {
 }
 
 impl Instance {
+    /// Offers packet `id` (`pkt`) to this instance's shaper, which it meets at `cont`:
+    /// None if it passes on at once, else what became of it (held or dropped). Kept out
+    /// of [`Conditioners::run`], so that the blocks without a shaper run with few registers.
+    #[inline(never)]
+    fn offer_to_shaper(
+        &mut self,
+        inst: InstId,
+        id: PktId,
+        pkt: &Packet,
+        cont: Cont,
+        now: SimTime,
+        count: bool,
+    ) -> Option<Outcome> {
+        let shaper = self.shaper.as_mut()?;
+        let size = pkt.size;
+        let held = Held {
+            id,
+            size,
+            since: now,
+            cont,
+            pre: pkt.color.unwrap_or(Color::Green),
+        };
+        if count {
+            self.stats.shaper_arrivals += 1;
+            self.stats.shaper_arrival_bytes += size as u64;
+        }
+        match shaper.offer(held, now, self.meter.as_ref()) {
+            Offer::PassNow => {
+                if count {
+                    self.stats.shaper_released += 1;
+                }
+                None
+            }
+            Offer::Queued => {
+                let wake = shaper.next_release(now, self.meter.as_ref());
+                Some(Outcome::Held { inst, wake })
+            }
+            Offer::Overflow => {
+                if count {
+                    self.stats.shaper_overflow_pkts += 1;
+                    self.stats.shaper_overflow_bytes += size as u64;
+                }
+                Some(Outcome::Drop {
+                    inst,
+                    cause: DropCause::ShaperOverflow,
+                })
+            }
+        }
+    }
+
     pub fn new(block: u32, flow: Option<FlowId>, shaper: Option<Shaper>, meter: Option<Meter>, rng: Rng) -> Self {
         Instance {
             block,
@@ -293,6 +424,29 @@ pub enum Outcome {
     Held { inst: InstId, wake: Option<SimTime> },
     /// A block dropped it; the caller frees and counts it.
     Drop { inst: InstId, cause: DropCause },
+}
+
+/// Applies `action`, the one for colour `k`, to `pkt`, and counts what it did in `stats`
+/// if `count` (inside the measurement window): the drop cause if it drops the packet.
+#[inline]
+fn act(action: Action, pkt: &mut Packet, stats: &mut CondStats, count: bool, k: usize) -> Option<DropCause> {
+    let n = count as u64;
+    match action.apply(pkt) {
+        Applied::Passed => None,
+        Applied::Remarked => {
+            stats.remarked[k] += n;
+            None
+        }
+        Applied::Demoted => {
+            stats.demoted[k] += n;
+            None
+        }
+        Applied::Dropped(cause) => {
+            stats.dropped_pkts[k] += n;
+            stats.dropped_bytes[k] += n * pkt.size as u64;
+            Some(cause)
+        }
+    }
 }
 
 /// Every block and instance of a network, and the chains of every port.
@@ -344,12 +498,12 @@ impl Conditioners {
             inst.block = b;
             self.instances.push(inst);
         }
+        let selector = Selector::new(&matcher, per_flow, first);
         self.blocks.push(Block {
             name,
             node,
             matcher,
-            per_flow,
-            aggregate: first,
+            selector,
             actions,
         });
         for c in chains {
@@ -395,81 +549,44 @@ impl Conditioners {
         now: SimTime,
         w: &Window,
     ) -> Outcome {
+        let Conditioners {
+            blocks,
+            instances,
+            ingress,
+            egress,
+        } = self;
         let (chain, from) = (start.chain, start.index as usize);
+        let blocks_here = match chain {
+            ChainRef::Ingress(p) => ingress.get(p as usize),
+            ChainRef::Egress(p) => egress.get(p as usize),
+        }
+        .map_or(&[][..], |v| v.as_slice());
         let count = w.contains(now);
-        let len = self.chain(chain).len();
-        for i in from..len {
-            let b = self.chain(chain)[i] as usize;
-            let block = &self.blocks[b];
-            let pkt = &mut pkts[id];
-            if !block.matcher.matches(pkt) {
+        let pkt = &mut pkts[id];
+        let rest = blocks_here.get(from..).unwrap_or(&[]);
+        for (i, &b) in (from..).zip(rest) {
+            let block = &blocks[b as usize];
+            let Some(inst) = block.selector.instance_for(pkt) else {
                 continue;
-            }
-            let inst = match &block.per_flow {
-                Some(map) => match map.get(pkt.flow as usize) {
-                    Some(&k) if k != NONE => k,
-                    _ => continue,
-                },
-                None => block.aggregate,
             };
-            let actions = block.actions;
-            let st = &mut self.instances[inst as usize];
-            let size = pkt.size;
-            if let Some(shaper) = st.shaper.as_mut().filter(|_| !(after_shaper && i == from)) {
-                let held = Held {
-                    id,
-                    size,
-                    since: now,
-                    cont: Cont { chain, index: i as u16 },
-                    pre: pkt.color.unwrap_or(Color::Green),
-                };
-                if count {
-                    st.stats.shaper_arrivals += 1;
-                    st.stats.shaper_arrival_bytes += size as u64;
-                }
-                match shaper.offer(held, now, st.meter.as_ref()) {
-                    Offer::PassNow => {
-                        if count {
-                            st.stats.shaper_released += 1;
-                        }
-                    }
-                    Offer::Queued => {
-                        let wake = shaper.next_release(now, st.meter.as_ref());
-                        return Outcome::Held { inst, wake };
-                    }
-                    Offer::Overflow => {
-                        if count {
-                            st.stats.shaper_overflow_pkts += 1;
-                            st.stats.shaper_overflow_bytes += size as u64;
-                        }
-                        return Outcome::Drop {
-                            inst,
-                            cause: DropCause::ShaperOverflow,
-                        };
-                    }
+            let st = &mut instances[inst as usize];
+            if st.shaper.is_some() && !(after_shaper && i == from) {
+                let cont = Cont { chain, index: i as u16 };
+                if let Some(out) = st.offer_to_shaper(inst, id, pkt, cont, now, count) {
+                    return out;
                 }
             }
             if let Some(meter) = st.meter.as_mut() {
+                let size = pkt.size;
                 let pre = pkt.color.unwrap_or(Color::Green);
                 let c = meter.color(size, now, pre, &mut st.rng);
                 pkt.color = Some(c);
                 let k = c as usize;
-                let applied = actions[k].apply(pkt);
                 if count {
-                    let s = &mut st.stats;
-                    s.pkts[k] += 1;
-                    s.bytes[k] += size as u64;
-                    match applied {
-                        Applied::Passed => {}
-                        Applied::Remarked => s.remarked[k] += 1,
-                        Applied::Demoted => s.demoted[k] += 1,
-                        Applied::Dropped(_) => {
-                            s.dropped_pkts[k] += 1;
-                            s.dropped_bytes[k] += size as u64;
-                        }
-                    }
+                    st.stats.pkts[k] += 1;
+                    st.stats.bytes[k] += size as u64;
                 }
-                if let Applied::Dropped(cause) = applied {
+                if let Some(cause) = act(block.actions[k], pkt, &mut st.stats, count, k) {
                     return Outcome::Drop { inst, cause };
                 }
             }
@@ -617,5 +734,87 @@ pub(crate) mod tests {
         assert!(c.arm(0, SimTime(50)), "an earlier one replaces it");
         assert!(c.fire(0, SimTime(50)));
         assert!(!c.fire(0, SimTime(100)), "the replaced event is stale");
+    }
+
+    /// Every combination of match criteria, over flows 0..3 and nodes 0..3.
+    fn every_match() -> Vec<Match> {
+        let mut all = vec![Match::default()];
+        let mut vary = |f: &dyn Fn(&Match) -> Vec<Match>| all = all.iter().flat_map(f).collect();
+        vary(&|m| {
+            [None, Some(vec![false, true, true]), Some(vec![true])]
+                .map(|flows| Match { flows, ..m.clone() })
+                .to_vec()
+        });
+        vary(&|m| {
+            [None, Some(vec![1]), Some(vec![0, 2])]
+                .map(|src| Match { src, ..m.clone() })
+                .to_vec()
+        });
+        vary(&|m| {
+            [None, Some(vec![1]), Some(vec![0, 2])]
+                .map(|dst| Match { dst, ..m.clone() })
+                .to_vec()
+        });
+        vary(&|m| {
+            [None, Some(1u64 << Dscp::af(1, 1).0 | 1)]
+                .map(|dscp| Match { dscp, ..m.clone() })
+                .to_vec()
+        });
+        vary(&|m| {
+            [None, Some(Direction::Forward), Some(Direction::Reverse)]
+                .map(|direction| Match { direction, ..m.clone() })
+                .to_vec()
+        });
+        all
+    }
+
+    #[test]
+    fn the_compiled_selector_picks_the_packets_the_match_describes() {
+        // Every match, per flow (instances 7, 8, ... for the flows that may match, as the
+        // scenario builder makes them) or aggregate (instance 7), against every kind of
+        // packet: the selector picks the instance `Match::matches` and the per-flow map
+        // designate.
+        let mut packets = Vec::new();
+        for flow in 0..5 {
+            for (src, dst, direction) in [
+                (0, 1, Direction::Forward),
+                (1, 0, Direction::Reverse),
+                (2, 2, Direction::Forward),
+            ] {
+                for dscp in [Dscp::BE, Dscp::af(1, 1), Dscp::EF] {
+                    packets.push(Packet {
+                        flow,
+                        src,
+                        dst,
+                        direction,
+                        dscp,
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        let matches = every_match();
+        assert_eq!(matches.len(), 3 * 3 * 3 * 2 * 3);
+        for m in &matches {
+            for per_flow in [false, true] {
+                let map = per_flow.then(|| {
+                    let mut map = vec![NONE; 4];
+                    let members = (0..4).filter(|&f| m.may_match_flow(f, 0, 1));
+                    for (k, f) in members.enumerate() {
+                        map[f as usize] = 7 + k as InstId;
+                    }
+                    map
+                });
+                let sel = Selector::new(m, map.clone(), 7);
+                for p in &packets {
+                    let want = match &map {
+                        _ if !m.matches(p) => None,
+                        Some(map) => map.get(p.flow as usize).copied().filter(|&k| k != NONE),
+                        None => Some(7),
+                    };
+                    assert_eq!(sel.instance_for(p), want, "{m:?} per flow {per_flow} {p:?}");
+                }
+            }
+        }
     }
 }

@@ -18,6 +18,9 @@ const SUB_BUCKET_HALF_COUNT_MAGNITUDE: u32 = SUB_BUCKET_COUNT_MAGNITUDE - 1;
 const SUB_BUCKET_HALF_COUNT: usize = 1 << SUB_BUCKET_HALF_COUNT_MAGNITUDE;
 const SUB_BUCKET_MASK: u64 = (1 << SUB_BUCKET_COUNT_MAGNITUDE) - 1;
 
+/// Slots summed at a time when the quantile walk skips ahead.
+const SKIP_RUN: usize = 64;
+
 /// The bucket of `v`: how many powers of two it lies above what bucket 0 holds ([0, 256)).
 #[inline]
 fn bucket_of(v: u64) -> u32 {
@@ -87,10 +90,20 @@ impl Distribution {
         self.min = self.min.min(v);
         self.max = self.max.max(v);
         let i = index_of(v);
-        if i >= self.counts.len() {
-            // Whole buckets at a time, as the histogram grows.
-            self.counts.resize((i | (SUB_BUCKET_HALF_COUNT - 1)) + 1, 0);
+        match self.counts.get_mut(i) {
+            Some(n) => *n += 1,
+            None => self.grow_to_count(i),
         }
+    }
+
+    /// Grows the histogram to slot `i` and counts one sample there. Out of line: it
+    /// happens a few dozen times a run, and inline its call to the allocator would cost
+    /// every sample the registers saved around it.
+    #[cold]
+    #[inline(never)]
+    fn grow_to_count(&mut self, i: usize) {
+        // Whole buckets at a time, as the histogram grows.
+        self.counts.resize((i | (SUB_BUCKET_HALF_COUNT - 1)) + 1, 0);
         self.counts[i] += 1;
     }
 
@@ -125,8 +138,19 @@ impl Distribution {
     fn value_at_quantile(&self, q: f64) -> u64 {
         let q = if q > 1.0 { 1.0 } else { q };
         let target = ((q * self.count as f64).ceil() as u64).max(1);
-        let mut total = 0u64;
-        for (i, &c) in self.counts.iter().enumerate() {
+        // Whole runs of slots that leave the cumulative count below the target are
+        // skipped with one (vectorised) sum each; the walk starts in the run that
+        // reaches it. The histogram holds thousands of slots.
+        let (mut total, mut start) = (0u64, 0);
+        for run in self.counts.chunks(SKIP_RUN) {
+            let in_run: u64 = run.iter().sum();
+            if total + in_run >= target {
+                break;
+            }
+            total += in_run;
+            start += run.len();
+        }
+        for (i, &c) in self.counts.iter().enumerate().skip(start) {
             total += c;
             if total >= target {
                 let v = value_of(i);

@@ -51,7 +51,6 @@ impl FlowStats {
             self.color_delivered_pkts[c as usize] += 1;
             self.color_delivered_bytes[c as usize] += p.size as u64;
         }
-        self.delay.record(transit);
         // RFC 2598 A.3: "the absolute value of the difference between the arrival times of
         // two adjacent packets minus their departure times". A pair is counted only when
         // both packets arrived; a lost packet breaks adjacency.
@@ -60,6 +59,8 @@ impl FlowStats {
                 self.jitter.record(transit.abs_diff(t_i));
             }
         }
+        // Last: only `transit` outlives the jitter's sample.
+        self.delay.record(transit);
     }
 
     #[inline]

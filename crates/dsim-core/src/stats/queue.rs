@@ -15,20 +15,31 @@ pub struct ClassStats {
     /// Packets and bytes of this class waiting now (excluding the one being transmitted).
     pub len_pkts: u64,
     pub len_bytes: u64,
-    /// Integrals of len_pkts and len_bytes over the window, in packet-ns and byte-ns.
+    /// Integrals of len_pkts and len_bytes over the window, in packet-ns and byte-ns,
+    /// counted ahead: a packet admitted at t adds its size times the part of [t, end of
+    /// the window) inside the window, and takes back the part after its removal when it
+    /// leaves; what is left is exactly the part of its stay inside the window. One
+    /// product per change, instead of a product per unit and the time of the last change.
     area_pkts: u128,
     area_bytes: u128,
-    last_change: SimTime,
+    /// The integrals have been closed at the end of the run ([`ClassStats::finish`]).
+    closed: bool,
 }
 
 impl ClassStats {
-    /// Accumulate the occupancy integral up to `now`; call before every length change.
+    /// A packet of `bytes` enters (`admitted`) or leaves the class's queue at `now`: the
+    /// integrals gain or lose its share of the rest of the window.
     #[inline]
-    fn advance(&mut self, w: &Window, now: SimTime) {
-        let dt = w.overlap(self.last_change, now) as u128;
-        self.area_pkts += self.len_pkts as u128 * dt;
-        self.area_bytes += self.len_bytes as u128 * dt;
-        self.last_change = now;
+    fn count_rest_of_window(&mut self, w: &Window, now: SimTime, bytes: u32, admitted: bool) {
+        let rest = w.overlap(now, w.end) as u128;
+        let (pkts, bytes) = (rest, bytes as u128 * rest);
+        if admitted {
+            self.area_pkts += pkts;
+            self.area_bytes += bytes;
+        } else {
+            self.area_pkts -= pkts;
+            self.area_bytes -= bytes;
+        }
     }
 
     #[inline]
@@ -42,7 +53,7 @@ impl ClassStats {
     /// The packet was admitted to the queue.
     #[inline]
     pub fn on_admitted(&mut self, w: &Window, now: SimTime, bytes: u32) {
-        self.advance(w, now);
+        self.count_rest_of_window(w, now, bytes, true);
         self.len_pkts += 1;
         self.len_bytes += bytes as u64;
     }
@@ -50,7 +61,7 @@ impl ClassStats {
     /// A queued packet left: for transmission (`dropped = None`) or dropped from the queue.
     #[inline]
     pub fn on_removed(&mut self, w: &Window, now: SimTime, bytes: u32, dropped: Option<DropCause>) {
-        self.advance(w, now);
+        self.count_rest_of_window(w, now, bytes, false);
         self.len_pkts -= 1;
         self.len_bytes -= bytes as u64;
         match dropped {
@@ -79,9 +90,15 @@ impl ClassStats {
         }
     }
 
-    /// Close the integrals at the end of the run.
+    /// Close the integrals at the end of the run: the packets still queued were counted to
+    /// the end of the window; take back what lies after `end`. Once only.
     pub fn finish(&mut self, w: &Window, end: SimTime) {
-        self.advance(w, end);
+        if std::mem::replace(&mut self.closed, true) {
+            return;
+        }
+        let rest = w.overlap(end, w.end) as u128;
+        self.area_pkts -= self.len_pkts as u128 * rest;
+        self.area_bytes -= self.len_bytes as u128 * rest;
     }
 
     /// Time-weighted mean occupancy over the window: (packets, bytes).
@@ -177,5 +194,29 @@ mod tests {
         let (p, b) = c.mean_len(&w);
         assert_eq!(p, (1.0 * 50.0 + 2.0 * 50.0) / 100.0);
         assert_eq!(b, 15.0);
+    }
+
+    #[test]
+    fn occupancy_integral_by_hand() {
+        // Window [100, 300); the run ends at 250. Packet a (10 B) is queued from 50 to 120,
+        // b (20 B) from 110 until dropped from the queue at 240, c (30 B) from 200 on, still
+        // queued at the end. Inside [100, 250): a 20 ns, b 130 ns, c 50 ns: 200 packet-ns
+        // and 200 + 2600 + 1500 = 4300 byte-ns, over the window's 200 ns. Closing twice
+        // closes once.
+        let w = Window {
+            start: SimTime(100),
+            end: SimTime(300),
+        };
+        let mut c = ClassStats::default();
+        c.on_admitted(&w, SimTime(50), 10);
+        c.on_admitted(&w, SimTime(110), 20);
+        c.on_removed(&w, SimTime(120), 10, None);
+        c.on_admitted(&w, SimTime(200), 30);
+        c.on_removed(&w, SimTime(240), 20, Some(DropCause::Overflow));
+        c.finish(&w, SimTime(250));
+        c.finish(&w, SimTime(250));
+        assert_eq!(c.mean_len(&w), (1.0, 21.5));
+        assert_eq!((c.len_pkts, c.len_bytes), (1, 30));
+        assert_eq!((c.departures_pkts, c.drops.pkts[DropCause::Overflow as usize]), (1, 1));
     }
 }
