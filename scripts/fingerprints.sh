@@ -7,18 +7,23 @@
 #   ... change the engine ...
 #   sh scripts/fingerprints.sh [BENCH_DIR]  > after.txt && diff before.txt after.txt
 #
-# BENCH_DIR holds the benchmark scenario files (`dsim bench --save BENCH_DIR`); without it
-# only the shipped scenarios are printed. Each line: scenario, events, fingerprint (the
-# `run_scenario` example: replication 0 of seed 1, the `[sweep]` table ignored).
+# Beside the shipped scenarios, scripts/fingerprints/ holds short networks for what those
+# leave out (plain RED in packets and bytes, gentle RED, ECN marking, queue series, MRED
+# coupled and decoupled in bytes, srTCM, shapers, priority, WRR, DRR and CBQ with AQM
+# inside), run at two seeds. BENCH_DIR holds the benchmark scenario files (`dsim bench
+# --save BENCH_DIR`); without it they are left out. Each line: scenario, seed, events,
+# fingerprint (the `run_scenario` example: replication 0 of the seed, the `[sweep]` table
+# ignored).
 set -eu
 cd "$(dirname "$0")/.."
 cargo build --quiet --release -p dsim-core --example run_scenario
 runner=${CARGO_TARGET_DIR:-target}/release/examples/run_scenario
-files=$(ls python/dsim/scenarios/*/*.toml)
+print() {
+    # "N events in T s: R M events/s; results H" -> "file seed N H" (the time varies).
+    "$runner" "$1" "$2" | awk -v f="$1" -v s="$2" '/results/ {print f, s, $1, $NF}'
+}
+for f in python/dsim/scenarios/*/*.toml; do print "$f" 1; done
+for f in scripts/fingerprints/*.toml; do print "$f" 1; print "$f" 7; done
 if [ $# -ge 1 ]; then
-    files="$files $(ls "$1"/*.toml)"
+    for f in "$1"/*.toml; do print "$f" 1; done
 fi
-for f in $files; do
-    # "N events in T s: R M events/s; results H" -> "file N H" (the time varies).
-    "$runner" "$f" | awk -v f="$f" '/results/ {print f, $1, $NF}'
-done
