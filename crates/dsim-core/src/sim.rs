@@ -277,7 +277,7 @@ impl Simulation {
         match ev {
             Event::App(f) => self.on_app(f),
             Event::TxDone(p) => self.on_tx_done(p),
-            Event::Arrival(p) => self.on_arrival(p),
+            Event::Arrival(p, id) => self.on_arrival(p, id),
             Event::Conditioner(i) => self.on_conditioner(i),
             Event::Feedback(f) => self.on_feedback_timer(f),
             Event::Tcp(f, timer) => self.on_tcp_timer(f, timer),
@@ -610,16 +610,16 @@ impl Simulation {
         self.transmit_next(p);
     }
 
-    /// The oldest packet on port `p`'s wire reaches the far node: delivered there or
+    /// Packet `id`, the oldest on port `p`'s wire, reaches the far node: delivered there or
     /// routed on.
-    fn on_arrival(&mut self, p: PortId) {
+    fn on_arrival(&mut self, p: PortId, id: PktId) {
         let port = &mut self.net.ports[p as usize];
-        let id = port.wire.first;
         let pkt = &mut self.pkts[id];
         let dst = pkt.dst;
-        if let Some(at) = port.leave_wire(pkt) {
-            self.pkts.prefetch(port.wire.first);
-            self.events.push(at, Event::Arrival(p));
+        let next = port.leave_wire(pkt);
+        if next.next != PktId::NONE {
+            self.pkts.prefetch(next.next);
+            self.events.push(next.at, Event::Arrival(p, next.next));
         }
         let peer = port.peer;
         if port.path.has(PortPath::RX_EXTRAS) {

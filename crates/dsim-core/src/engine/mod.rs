@@ -6,17 +6,20 @@ pub mod rng;
 
 pub use queue::EventQueue;
 
-use crate::packet::{FlowId, PortId};
+use crate::packet::{FlowId, PktId, PortId};
 pub use crate::transport::tcp::TcpTimer;
 
-/// Something due to happen at an instant. Kept small (8 bytes) and `Copy`: the event list
-/// moves these around millions of times per second.
+/// Something due to happen at an instant. Kept small (12 bytes: with its time and a link it
+/// fills a 24-byte calendar entry) and `Copy`: the event list moves these around millions
+/// of times per second.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Event {
     /// The port finished serializing the packet it was transmitting.
     TxDone(PortId),
-    /// The oldest packet in flight on the port's wire reaches the far node.
-    Arrival(PortId),
+    /// The packet, the oldest in flight on the port's wire, reaches the far node. Naming the
+    /// packet as well as the port lets the handler load both at once: read from the port,
+    /// the packet would wait for the port's line first, on every hop.
+    Arrival(PortId, PktId),
     /// A flow's application acts (a CBR source emits its next packet).
     App(FlowId),
     /// A conditioner instance (a shaper) may release the packet at the head of its buffer.
@@ -27,4 +30,14 @@ pub enum Event {
     /// keeps each timer's deadline, and an event that finds the deadline moved is ignored
     /// or re-armed, so restarting the retransmission timer on every ACK pushes nothing.
     Tcp(FlowId, TcpTimer),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_stay_twelve_bytes() {
+        assert_eq!(std::mem::size_of::<Event>(), 12);
+    }
 }

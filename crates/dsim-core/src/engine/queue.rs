@@ -28,15 +28,14 @@ struct Node {
 }
 
 /// One slot of the calendar: its earliest event in place (valid while the slot's bit is
-/// set), and the list of its later events, sorted by time (`rest_head` NIL when none;
-/// `rest_tail` is meaningful only then). Most slots hold one event at a time, so a push
-/// and a pop touch the slot and the bitmap and nothing else.
+/// set), and the list of its later events, sorted by time (`rest` NIL when none). Most
+/// slots hold one event at a time, so a push and a pop touch the slot and the bitmap and
+/// nothing else; the list is short, walked to append.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     time: u64,
     event: Event,
-    rest_head: u32,
-    rest_tail: u32,
+    rest: u32,
 }
 
 /// An event due beyond the calendar's year, ordered by (time, insertion sequence).
@@ -129,8 +128,7 @@ impl EventQueue {
         let empty = Slot {
             time: 0,
             event: Event::App(0),
-            rest_head: NIL,
-            rest_tail: NIL,
+            rest: NIL,
         };
         EventQueue {
             last: 0,
@@ -182,8 +180,7 @@ impl EventQueue {
         let bit = 1 << (i % 64);
         if self.bits[i / 64] & bit == 0 {
             self.bits[i / 64] |= bit;
-            let s = &mut self.slots[i];
-            (s.time, s.event, s.rest_head) = (time, event, NIL);
+            self.slots[i] = Slot { time, event, rest: NIL };
         } else {
             self.insert_behind(i, time, event);
         }
@@ -196,36 +193,21 @@ impl EventQueue {
         let s = self.slots[i];
         if time < s.time {
             // The new earliest: the one in place moves to the front of the list.
-            let n = self.new_node(s.time, s.event, s.rest_head);
-            let s = &mut self.slots[i];
-            if s.rest_head == NIL {
-                s.rest_tail = n;
-            }
-            (s.time, s.event, s.rest_head) = (time, event, n);
-        } else if s.rest_head == NIL || self.nodes[s.rest_tail as usize].time <= time {
-            let n = self.new_node(time, event, NIL);
-            let s = &mut self.slots[i];
-            if s.rest_head == NIL {
-                s.rest_head = n;
-            } else {
-                self.nodes[s.rest_tail as usize].next = n;
-            }
-            s.rest_tail = n;
+            let n = self.new_node(s.time, s.event, s.rest);
+            self.slots[i] = Slot { time, event, rest: n };
+            return;
+        }
+        let mut prev = NIL;
+        let mut cur = s.rest;
+        while cur != NIL && self.nodes[cur as usize].time <= time {
+            prev = cur;
+            cur = self.nodes[cur as usize].next;
+        }
+        let n = self.new_node(time, event, cur);
+        if prev == NIL {
+            self.slots[i].rest = n;
         } else {
-            // Before the list's last (rare: a slot's events are mostly scheduled in time
-            // order): walk to its place.
-            let mut prev = NIL;
-            let mut cur = s.rest_head;
-            while self.nodes[cur as usize].time <= time {
-                prev = cur;
-                cur = self.nodes[cur as usize].next;
-            }
-            let n = self.new_node(time, event, cur);
-            if prev == NIL {
-                self.slots[i].rest_head = n;
-            } else {
-                self.nodes[prev as usize].next = n;
-            }
+            self.nodes[prev as usize].next = n;
         }
     }
 
@@ -323,10 +305,10 @@ impl EventQueue {
     #[inline]
     fn take_first(&mut self, i: usize) -> (SimTime, Event) {
         let s = self.slots[i];
-        if s.rest_head == NIL {
+        if s.rest == NIL {
             self.bits[i / 64] &= !(1 << (i % 64));
         } else {
-            self.move_up(i, s.rest_head);
+            self.move_up(i, s.rest);
         }
         self.len -= 1;
         (SimTime(s.time), s.event)
@@ -336,8 +318,11 @@ impl EventQueue {
     #[inline(never)]
     fn move_up(&mut self, i: usize, n: u32) {
         let node = self.nodes[n as usize];
-        let s = &mut self.slots[i];
-        (s.time, s.event, s.rest_head) = (node.time, node.event, node.next);
+        self.slots[i] = Slot {
+            time: node.time,
+            event: node.event,
+            rest: node.next,
+        };
         self.nodes[n as usize].next = self.free;
         self.free = n;
     }

@@ -36,7 +36,7 @@ pub struct Port {
     /// fields every packet reads, and added to class 0 when the run finishes
     /// ([`Port::close_counts`]).
     pub passed: PassedThrough,
-    /// Packets propagating on the wire, oldest first.
+    /// Packets propagating on the wire.
     pub wire: Wire,
     pub peer: NodeId,
     pub(crate) tx_memo_size: u32,
@@ -72,22 +72,19 @@ pub struct Port {
     pub name: String,
 }
 
-/// The packets on a port's wire: the oldest and the newest ([`PktId::NONE`] when empty);
-/// each packet links to the next (`Packet::wire_next`).
+/// The packets on a port's wire: the newest ([`PktId::NONE`] when the wire is empty); each
+/// packet links to the one sent after it (`Packet::wire_next`), and the oldest is the one
+/// the port's pending [`Event::Arrival`] names.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Wire {
-    pub first: PktId,
     pub last: PktId,
 }
 
 impl Wire {
-    pub const EMPTY: Wire = Wire {
-        first: PktId::NONE,
-        last: PktId::NONE,
-    };
+    pub const EMPTY: Wire = Wire { last: PktId::NONE };
 
     pub fn is_empty(&self) -> bool {
-        self.first == PktId::NONE
+        self.last == PktId::NONE
     }
 }
 
@@ -143,30 +140,27 @@ impl Port {
         let arrival = self.busy_until + self.delay;
         debug_assert_eq!(pkts[id].wire_next, WireLink::NONE, "a packet enters one wire at a time");
         if self.wire.is_empty() {
-            self.wire = Wire { first: id, last: id };
-            events.push(arrival, Event::Arrival(me));
+            self.wire = Wire { last: id };
+            events.push(arrival, Event::Arrival(me, id));
         } else {
             let prev = std::mem::replace(&mut self.wire.last, id);
             pkts[prev].wire_next = WireLink { next: id, at: arrival };
         }
     }
 
-    /// The oldest packet on the wire, `first` (the caller read it from `wire.first`),
-    /// reaches the peer: it leaves the wire, and the next one, if any, is due (its arrival
-    /// time is returned, and it is `wire.first` now). The caller may prefetch the next
-    /// one: it is read when it arrives, often within microseconds on a busy link, by when
-    /// its line, last touched when it was sent, may have left the cache.
+    /// The oldest packet on the wire, `first`, reaches the peer and leaves the wire: the
+    /// next one and its arrival time are returned ([`WireLink::NONE`] when none follows).
+    /// The caller may prefetch the next one: it is read when it arrives, often within
+    /// microseconds on a busy link, by when its line, last touched when it was sent, may
+    /// have left the cache.
     #[inline(always)]
-    pub fn leave_wire(&mut self, first: &mut Packet) -> Option<SimTime> {
-        debug_assert!(self.wire.first != PktId::NONE, "Arrival with nothing in flight");
+    pub fn leave_wire(&mut self, first: &mut Packet) -> WireLink {
+        debug_assert!(!self.wire.is_empty(), "Arrival with nothing in flight");
         let link = std::mem::replace(&mut first.wire_next, WireLink::NONE);
         if link.next == PktId::NONE {
             self.wire = Wire::EMPTY;
-            None
-        } else {
-            self.wire.first = link.next;
-            Some(link.at)
         }
+        link
     }
 
     /// Does a packet of `size` bytes pass straight through when the link is free?

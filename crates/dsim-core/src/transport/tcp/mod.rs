@@ -723,12 +723,6 @@ impl TcpFlow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Event;
-
-    #[test]
-    fn events_stay_eight_bytes() {
-        assert_eq!(std::mem::size_of::<Event>(), 8);
-    }
 
     #[test]
     fn timers_cancel_lazily() {
