@@ -75,11 +75,13 @@ pub struct Packet {
     pub tcp: TcpHeader,
 }
 
-/// The next packet on a link's wire after this one, and when it reaches the far node.
+/// The next packet on a link's wire after this one, when it reaches the far node, and
+/// where it goes from there.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct WireLink {
     /// [`PktId::NONE`] for the last packet on the wire.
     pub next: PktId,
+    pub hop: Hop,
     pub at: SimTime,
 }
 
@@ -87,8 +89,20 @@ impl WireLink {
     /// No packet follows.
     pub const NONE: WireLink = WireLink {
         next: PktId::NONE,
+        hop: Hop::DELIVER,
         at: SimTime::ZERO,
     };
+}
+
+/// Where a packet on a wire goes at the far node: the egress port its route takes there,
+/// or [`Hop::DELIVER`] if the far node is its destination. Decided when the packet enters
+/// the wire (routes are static), so that its arrival can fetch that port at once instead
+/// of after the packet's own line, on every hop.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Hop(pub PortId);
+
+impl Hop {
+    pub const DELIVER: Hop = Hop(PortId::MAX);
 }
 
 impl Default for WireLink {

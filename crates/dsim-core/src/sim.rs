@@ -17,7 +17,7 @@ use crate::engine::rng::Rng;
 use crate::engine::{Event, EventQueue};
 use crate::net::port::PortPath;
 use crate::net::{Network, NodeKind};
-use crate::packet::{Direction, Dscp, Ecn, FlowId, NodeId, PacketArena, PktId, PortId};
+use crate::packet::{Direction, Dscp, Ecn, FlowId, Hop, NodeId, PacketArena, PktId, PortId};
 use crate::scenario::capture::CapturePoint;
 use crate::sched::{QueueCtx, Verdict};
 use crate::stats::{DropCause, FlowStats, Window};
@@ -277,7 +277,7 @@ impl Simulation {
         match ev {
             Event::App(f) => self.on_app(f),
             Event::TxDone(p) => self.on_tx_done(p),
-            Event::Arrival(p, id) => self.on_arrival(p, id),
+            Event::Arrival(p, id, hop) => self.on_arrival(p, id, hop),
             Event::Conditioner(i) => self.on_conditioner(i),
             Event::Feedback(f) => self.on_feedback_timer(f),
             Event::Tcp(f, timer) => self.on_tcp_timer(f, timer),
@@ -346,6 +346,13 @@ impl Simulation {
             .routes
             .next_port(node, dst)
             .expect("route checked when the scenario was built");
+        self.to_egress(port, id);
+    }
+
+    /// Packet `id` goes to egress port `port`: through the port's conditioner chain if it
+    /// has one, then into its queue.
+    #[inline(always)]
+    fn to_egress(&mut self, port: PortId, id: PktId) {
         if self.net.ports[port as usize].path.has(PortPath::EGRESS_CHAIN) {
             self.condition(ChainRef::Egress(port), 0, false, id);
         } else {
@@ -447,7 +454,8 @@ impl Simulation {
         if port.path.has(PortPath::TX_EXTRAS) {
             return self.onto_the_link_with_extras(p, id);
         }
-        port.enter_wire(p, id, &mut self.pkts, &mut self.events);
+        let hop = hop_beyond(&self.net.routes, port.peer, pkt.dst);
+        port.enter_wire(p, id, hop, &mut self.pkts, &mut self.events);
     }
 
     /// The packet waits, or meets a discipline that decides on it: classify, ask the
@@ -541,7 +549,8 @@ impl Simulation {
         if port.path.has(PortPath::TX_EXTRAS) {
             return self.onto_the_link_with_extras(p, id);
         }
-        port.enter_wire(p, id, &mut self.pkts, &mut self.events);
+        let hop = hop_beyond(&self.net.routes, port.peer, self.pkts[id].dst);
+        port.enter_wire(p, id, hop, &mut self.pkts, &mut self.events);
     }
 
     /// [`Self::onto_the_link`] at a port that captures, loses or drops by script.
@@ -549,7 +558,9 @@ impl Simulation {
     #[inline(never)]
     fn onto_the_link_with_extras(&mut self, p: PortId, id: PktId) {
         if !self.captured_or_lost(p, id) {
-            self.net.ports[p as usize].enter_wire(p, id, &mut self.pkts, &mut self.events);
+            let port = &mut self.net.ports[p as usize];
+            let hop = hop_beyond(&self.net.routes, port.peer, self.pkts[id].dst);
+            port.enter_wire(p, id, hop, &mut self.pkts, &mut self.events);
         }
     }
 
@@ -611,23 +622,20 @@ impl Simulation {
     }
 
     /// Packet `id`, the oldest on port `p`'s wire, reaches the far node: delivered there or
-    /// routed on.
-    fn on_arrival(&mut self, p: PortId, id: PktId) {
+    /// sent on through the port `hop` names (decided when it entered the wire).
+    fn on_arrival(&mut self, p: PortId, id: PktId, hop: Hop) {
         let port = &mut self.net.ports[p as usize];
-        let pkt = &mut self.pkts[id];
-        let dst = pkt.dst;
-        let next = port.leave_wire(pkt);
+        let next = port.leave_wire(&mut self.pkts[id]);
         if next.next != PktId::NONE {
             self.pkts.prefetch(next.next);
-            self.events.push(next.at, Event::Arrival(p, next.next));
+            self.events.push(next.at, Event::Arrival(p, next.next, next.hop));
         }
-        let peer = port.peer;
         if port.path.has(PortPath::RX_EXTRAS) {
             self.arrive_with_extras(p, id);
-        } else if dst == peer {
+        } else if hop == Hop::DELIVER {
             self.deliver(id);
         } else {
-            self.forward_to(peer, dst, id);
+            self.to_egress(hop.0, id);
         }
     }
 
@@ -741,4 +749,15 @@ impl Simulation {
         let action = a.on_timer(now);
         self.adaptive_act(f, action);
     }
+}
+
+/// Where a packet addressed to `dst` goes at node `at`, the far end of the wire it enters:
+/// delivered there, or the egress port its route takes.
+#[inline(always)]
+fn hop_beyond(routes: &crate::net::routing::Routes, at: NodeId, dst: NodeId) -> Hop {
+    if dst == at {
+        return Hop::DELIVER;
+    }
+    // The scenario builder refuses flows whose routes do not connect both ways.
+    Hop(routes.next_port(at, dst).expect("route checked when the scenario was built"))
 }

@@ -6,20 +6,20 @@ pub mod rng;
 
 pub use queue::EventQueue;
 
-use crate::packet::{FlowId, PktId, PortId};
+use crate::packet::{FlowId, Hop, PktId, PortId};
 pub use crate::transport::tcp::TcpTimer;
 
-/// Something due to happen at an instant. Kept small (12 bytes: with its time and a link it
-/// fills a 24-byte calendar entry) and `Copy`: the event list moves these around millions
-/// of times per second.
+/// Something due to happen at an instant. Kept small (16 bytes) and `Copy`: the event list
+/// moves these around millions of times per second.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Event {
     /// The port finished serializing the packet it was transmitting.
     TxDone(PortId),
-    /// The packet, the oldest in flight on the port's wire, reaches the far node. Naming the
-    /// packet as well as the port lets the handler load both at once: read from the port,
-    /// the packet would wait for the port's line first, on every hop.
-    Arrival(PortId, PktId),
+    /// The packet, the oldest in flight on the port's wire, reaches the far node, where it
+    /// takes the hop. Naming the packet and its next port as well as this one lets the
+    /// handler load all three at once: read one from the other, each would wait for the
+    /// line before it, on every hop.
+    Arrival(PortId, PktId, Hop),
     /// A flow's application acts (a CBR source emits its next packet).
     App(FlowId),
     /// A conditioner instance (a shaper) may release the packet at the head of its buffer.
@@ -37,7 +37,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn events_stay_twelve_bytes() {
-        assert_eq!(std::mem::size_of::<Event>(), 12);
+    fn events_stay_sixteen_bytes() {
+        assert_eq!(std::mem::size_of::<Event>(), 16);
     }
 }

@@ -15,7 +15,7 @@
 use super::scripted::ScriptedDrops;
 use crate::engine::rng::Rng;
 use crate::engine::{Event, EventQueue};
-use crate::packet::{NodeId, Packet, PacketArena, PktId, PortId, WireLink};
+use crate::packet::{Hop, NodeId, Packet, PacketArena, PktId, PortId, WireLink};
 use crate::sched::Qdisc;
 use crate::stats::{ClassStats, PassedThrough};
 use crate::time::{Duration, Rate, SimTime};
@@ -136,15 +136,15 @@ impl Port {
     /// packet has an event; the others link to the one after them. (A packet off the
     /// wires links to none: `Packet::default`, and [`Self::leave_wire`] unlinks it.)
     #[inline(always)]
-    pub fn enter_wire(&mut self, me: PortId, id: PktId, pkts: &mut PacketArena, events: &mut EventQueue) {
+    pub fn enter_wire(&mut self, me: PortId, id: PktId, hop: Hop, pkts: &mut PacketArena, events: &mut EventQueue) {
         let arrival = self.busy_until + self.delay;
         debug_assert_eq!(pkts[id].wire_next, WireLink::NONE, "a packet enters one wire at a time");
         if self.wire.is_empty() {
             self.wire = Wire { last: id };
-            events.push(arrival, Event::Arrival(me, id));
+            events.push(arrival, Event::Arrival(me, id, hop));
         } else {
             let prev = std::mem::replace(&mut self.wire.last, id);
-            pkts[prev].wire_next = WireLink { next: id, at: arrival };
+            pkts[prev].wire_next = WireLink { next: id, hop, at: arrival };
         }
     }
 
