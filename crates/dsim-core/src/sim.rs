@@ -361,18 +361,14 @@ impl Simulation {
             flow.stats.on_delivered(&self.window, self.now, p);
         }
         if let Transport::Tcp(t) = &mut flow.transport {
-            let pkt = p.clone();
-            self.pkts.free(id);
+            // The connection reads the packet where it lies and frees it.
             let mut io = TcpIo {
                 now: self.now,
                 pkts: &mut self.pkts,
                 out: &mut self.tcp_out,
                 rng: &mut flow.rng,
             };
-            match pkt.direction {
-                Direction::Forward => t.on_arrival_at_dst(&pkt, &mut io),
-                Direction::Reverse => t.on_arrival_at_src(&pkt, &mut io),
-            }
+            t.on_arrival(id, &mut io);
             self.flush_tcp(f);
         } else {
             self.pkts.free(id);

@@ -445,25 +445,36 @@ impl TcpFlow {
         self.flush(io);
     }
 
+    /// Packet `id` of this connection reached one of its ends. The connection reads it
+    /// where it lies and frees it before it sends anything: its reply takes the slot back
+    /// (the arena reuses the last freed slot first).
+    pub fn on_arrival(&mut self, id: PktId, io: &mut TcpIo) {
+        match io.pkts[id].direction {
+            Direction::Forward => self.on_arrival_at_dst(id, io),
+            Direction::Reverse => self.on_arrival_at_src(id, io),
+        }
+    }
+
     /// A forward packet (data or SYN) reached the destination.
-    pub fn on_arrival_at_dst(&mut self, p: &Packet, io: &mut TcpIo) {
+    fn on_arrival_at_dst(&mut self, id: PktId, io: &mut TcpIo) {
         let now = io.now;
+        let p = &io.pkts[id];
         let h = &p.tcp;
-        if h.has(tcp_flags::SYN) {
+        let (flags, seq, len, ack, ce) = (h.flags, h.seq, h.len, h.ack, p.ecn == Ecn::Ce);
+        io.pkts.free(id);
+        if flags & tcp_flags::SYN != 0 {
             self.send_syn_ack(io);
             self.flush(io);
             return;
         }
-        if h.len > 0 {
-            let arrival = self
-                .receiver
-                .on_segment(h.seq, h.len, p.ecn == Ecn::Ce, h.has(tcp_flags::CWR));
+        if len > 0 {
+            let arrival = self.receiver.on_segment(seq, len, ce, flags & tcp_flags::CWR != 0);
             if arrival.delivered > 0 && self.window.contains(now) {
                 self.stats.goodput_bytes += arrival.delivered;
             }
             // The server's data acknowledges the request it answers.
             if let Some(r) = self.request {
-                if h.ack >= r.seq + r.len as u64 {
+                if ack >= r.seq + r.len as u64 {
                     self.request = None;
                     self.timers.set(TcpTimer::Request, None);
                 }
@@ -487,10 +498,11 @@ impl TcpFlow {
     }
 
     /// A reverse packet (ACK, SYN-ACK or request) reached the source.
-    pub fn on_arrival_at_src(&mut self, p: &Packet, io: &mut TcpIo) {
+    fn on_arrival_at_src(&mut self, id: PktId, io: &mut TcpIo) {
         let now = io.now;
-        let h = &p.tcp;
+        let h = &io.pkts[id].tcp;
         if h.has(tcp_flags::SYN) {
+            io.pkts.free(id);
             self.sender.on_syn_ack(now);
             self.flush(io);
             return;
@@ -510,6 +522,7 @@ impl TcpFlow {
         }
         self.sender
             .on_ack(now, h.ack, h.window, h.len > 0, h.sack_blocks(), h.has(tcp_flags::ECE));
+        io.pkts.free(id);
         if response > 0 {
             self.sender.write(now, response);
         }
