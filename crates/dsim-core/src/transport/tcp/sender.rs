@@ -360,15 +360,19 @@ impl Sender {
             self.on_ece();
         }
         self.keep_timer = false;
-        let info = AckInfo {
-            ack,
-            acked,
-            dup,
-            newly_sacked,
-        };
-        let mut variant = std::mem::take(&mut self.variant);
-        variant.on_ack(self, &info);
-        self.variant = variant;
+        if self.in_recovery || acked == 0 || newly_sacked > 0 {
+            let info = AckInfo {
+                ack,
+                acked,
+                dup,
+                newly_sacked,
+            };
+            let mut variant = std::mem::take(&mut self.variant);
+            variant.on_ack(self, &info);
+            self.variant = variant;
+        } else {
+            self.on_new_ack(acked);
+        }
         if acked > 0 {
             if self.snd_una >= self.snd_max {
                 // RFC 6298 (5.2): all outstanding data acknowledged: stop the timer.
@@ -380,6 +384,14 @@ impl Sender {
         }
         self.record(LogEvent::Ack { ack, dup });
         self.try_send(now);
+    }
+
+    /// A cumulative ACK outside loss recovery that brings no new SACK information does the
+    /// same in every variant, so the sender settles it without consulting one: the
+    /// duplicate count restarts (RFC 5681 3.2, RFC 6675 (1)) and cwnd grows (RFC 5681 3.1).
+    fn on_new_ack(&mut self, acked: u64) {
+        self.dupacks = 0;
+        self.grow(acked);
     }
 
     fn take_rtt_sample(&mut self, r: u64) {
@@ -546,6 +558,19 @@ impl Sender {
         {
             self.cwnd = self.cwnd.min(self.params.initial_window);
         }
+        if self.in_recovery {
+            self.send_in_recovery();
+            return;
+        }
+        // Outside recovery every variant sends by the window rule, skipping what the
+        // receiver is known to hold.
+        while let Some(seg) = self.window_segment(|q| self.variant.sacked_end(q)) {
+            self.emit(seg);
+        }
+    }
+
+    /// During loss recovery the variant chooses what to send.
+    fn send_in_recovery(&mut self) {
         let mut variant = std::mem::take(&mut self.variant);
         while let Some(seg) = variant.next_segment(self) {
             variant.on_sent(self, &seg);
