@@ -215,6 +215,14 @@ impl PacketArena {
         }
     }
 
+    /// `alloc`, handing out the stored packet too: the caller finishes it in place (a
+    /// header filled where the packet lies is not built aside and copied in).
+    #[inline]
+    pub fn alloc_mut(&mut self, p: Packet) -> (PktId, &mut Packet) {
+        let id = self.alloc(p);
+        (id, &mut self.slots[id.0 as usize])
+    }
+
     pub fn free(&mut self, id: PktId) {
         debug_assert!(!self.free.contains(&id.0), "double free of {id:?}");
         self.free.push(id.0);

@@ -655,21 +655,19 @@ impl TcpFlow {
     /// Sends an ACK from the destination, carrying `payload` request bytes at `seq`
     /// (`client_nxt` for a pure ACK).
     fn send_reverse_at(&mut self, io: &mut TcpIo, seq: u64, payload: u32) {
-        let mut h = TcpHeader {
+        let h = TcpHeader {
             seq,
             len: payload,
+            flags: if payload > 0 { tcp_flags::PSH } else { 0 },
             ..Default::default()
         };
-        if payload > 0 {
-            h.flags = tcp_flags::PSH;
-        }
-        self.receiver.fill_ack(&mut h);
-        self.timers.set(TcpTimer::DelayedAck, None);
-        let size = HEADERS + sack_option_len(h.sack_count as u32) + payload;
         let index = self.rev_index;
         self.rev_index += 1;
-        let p = self.packet(false, size, index, io.now, h, Ecn::NotEct);
-        io.out.push(io.pkts.alloc(p));
+        let (id, p) = io.pkts.alloc_mut(self.packet(false, HEADERS + payload, index, io.now, h, Ecn::NotEct));
+        self.receiver.fill_ack(&mut p.tcp);
+        p.size += sack_option_len(p.tcp.sack_count as u32);
+        self.timers.set(TcpTimer::DelayedAck, None);
+        io.out.push(id);
     }
 
     fn send_reverse(&mut self, io: &mut TcpIo, payload: u32) {
