@@ -319,6 +319,9 @@ impl Sender {
 
     /// Processes an acknowledgement: `ack` number, advertised `window`, whether the
     /// segment carried payload (then it is no duplicate ACK), its SACK blocks and ECE.
+    /// Inlined into the connection's arrival handler, its one caller: the arguments then
+    /// come straight from the header, and the send loop at the end runs in the same frame.
+    #[inline(always)]
     pub fn on_ack(
         &mut self,
         now: SimTime,
@@ -383,7 +386,7 @@ impl Sender {
             }
         }
         self.record(LogEvent::Ack { ack, dup });
-        self.try_send(now);
+        self.send();
     }
 
     /// A cumulative ACK outside loss recovery that brings no new SACK information does the
@@ -547,6 +550,13 @@ impl Sender {
     /// Sends what the window and the variant allow.
     pub fn try_send(&mut self, now: SimTime) {
         self.now = now;
+        self.send();
+    }
+
+    /// `try_send` at `self.now`; inlined into `on_ack`, which ends with it.
+    #[inline(always)]
+    fn send(&mut self) {
+        let now = self.now;
         if !self.established {
             return;
         }
@@ -610,7 +620,8 @@ impl Sender {
     }
 
     /// Puts a segment on the output list and updates the send variables, the RTT timing
-    /// and the timer (RFC 6298 (5.1)).
+    /// and the timer (RFC 6298 (5.1)). Inlined: nearly every ACK sends a segment.
+    #[inline(always)]
     fn emit(&mut self, mut seg: Segment) {
         let end = seg.seq + seg.len as u64;
         if seg.retransmission {
