@@ -464,7 +464,7 @@ impl TcpFlow {
         io.pkts.free(id);
         if flags & tcp_flags::SYN != 0 {
             self.send_syn_ack(io);
-            self.flush(io);
+            self.flush_receiver(io);
             return;
         }
         if len > 0 {
@@ -494,7 +494,7 @@ impl TcpFlow {
                 }
             }
         }
-        self.flush(io);
+        self.flush_receiver(io);
     }
 
     /// A reverse packet (ACK, SYN-ACK or request) reached the source.
@@ -588,38 +588,55 @@ impl TcpFlow {
             }
     }
 
-    /// Turns the sender's segments into packets.
+    /// Turns a data segment of the sender into a packet.
     fn emit_data(&mut self, seg: Segment, io: &mut TcpIo) {
-        let mut h = TcpHeader {
+        if seg.syn {
+            return self.emit_syn(seg, io);
+        }
+        let mut flags = tcp_flags::ACK;
+        if seg.cwr {
+            flags |= tcp_flags::CWR;
+        }
+        let h = TcpHeader {
+            seq: seg.seq,
+            ack: self.server_rcv_nxt,
+            len: seg.len,
+            window: self.params.window,
+            flags,
+            ..Default::default()
+        };
+        // RFC 3168 6.1.5: retransmissions are not ECN-capable.
+        let ecn = if self.params.ecn && !seg.retransmission {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
+        };
+        let index = self.fwd_index;
+        self.fwd_index += 1;
+        let p = self.packet(true, HEADERS + seg.len, index, io.now, h, ecn);
+        io.out.push(io.pkts.alloc(p));
+    }
+
+    /// The SYN, apart: the loop over the segments stays small without its case.
+    #[cold]
+    fn emit_syn(&mut self, seg: Segment, io: &mut TcpIo) {
+        // RFC 3168 6.1.1: an ECN-setup SYN carries ECE and CWR.
+        let mut flags = tcp_flags::SYN;
+        if self.params.ecn {
+            flags |= tcp_flags::ECE | tcp_flags::CWR;
+        }
+        let h = TcpHeader {
             seq: seg.seq,
             len: seg.len,
             window: self.params.window,
+            flags,
+            mss: self.params.mss as u16,
             ..Default::default()
         };
-        let mut size = HEADERS + seg.len;
-        let mut ecn = Ecn::NotEct;
-        if seg.syn {
-            // RFC 3168 6.1.1: an ECN-setup SYN carries ECE and CWR.
-            h.flags = tcp_flags::SYN;
-            h.mss = self.params.mss as u16;
-            if self.params.ecn {
-                h.flags |= tcp_flags::ECE | tcp_flags::CWR;
-            }
-            size += self.syn_options();
-        } else {
-            h.flags = tcp_flags::ACK;
-            h.ack = self.server_rcv_nxt;
-            if seg.cwr {
-                h.flags |= tcp_flags::CWR;
-            }
-            // RFC 3168 6.1.5: retransmissions are not ECN-capable.
-            if self.params.ecn && !seg.retransmission {
-                ecn = Ecn::Ect0;
-            }
-        }
         let index = self.fwd_index;
         self.fwd_index += 1;
-        let p = self.packet(true, size, index, io.now, h, ecn);
+        let size = HEADERS + seg.len + self.syn_options();
+        let p = self.packet(true, size, index, io.now, h, Ecn::NotEct);
         io.out.push(io.pkts.alloc(p));
     }
 
@@ -653,7 +670,8 @@ impl TcpFlow {
     }
 
     /// Sends an ACK from the destination, carrying `payload` request bytes at `seq`
-    /// (`client_nxt` for a pure ACK).
+    /// (`client_nxt` for a pure ACK). Inlined: every data segment's arrival sends one.
+    #[inline(always)]
     fn send_reverse_at(&mut self, io: &mut TcpIo, seq: u64, payload: u32) {
         let h = TcpHeader {
             seq,
@@ -663,7 +681,8 @@ impl TcpFlow {
         };
         let index = self.rev_index;
         self.rev_index += 1;
-        let (id, p) = io.pkts.alloc_mut(self.packet(false, HEADERS + payload, index, io.now, h, Ecn::NotEct));
+        let p = self.packet(false, HEADERS + payload, index, io.now, h, Ecn::NotEct);
+        let (id, p) = io.pkts.alloc_mut(p);
         self.receiver.fill_ack(&mut p.tcp);
         p.size += sack_option_len(p.tcp.sack_count as u32);
         self.timers.set(TcpTimer::DelayedAck, None);
@@ -694,16 +713,29 @@ impl TcpFlow {
     }
 
     /// Moves the sender's segments to the wire, syncs the timers, records the series.
-    /// Inlined into the handlers (a call cost as much as the work): half the calls, on a
-    /// data segment's arrival, have no segment to move.
+    /// Inlined into the handlers (a call cost as much as the work).
     #[inline(always)]
     fn flush(&mut self, io: &mut TcpIo) {
         if !self.sender.out.is_empty() {
             self.emit_segments(io);
         }
         self.timers.set(TcpTimer::Rto, self.sender.rto_deadline);
+        self.record_change(io.now);
+    }
+
+    /// `flush` after a handler that leaves the sender alone (the receiver's): there is no
+    /// segment to move, and the retransmission timer is as the last flush left it.
+    #[inline(always)]
+    fn flush_receiver(&mut self, io: &mut TcpIo) {
+        debug_assert!(self.sender.out.is_empty());
+        debug_assert_eq!(self.timers.get(TcpTimer::Rto), self.sender.rto_deadline);
+        self.record_change(io.now);
+    }
+
+    /// In the series' `Change` mode, a row when cwnd or ssthresh changed.
+    #[inline(always)]
+    fn record_change(&mut self, now: SimTime) {
         if let Some(SeriesMode::Change) = self.params.series {
-            let now = io.now;
             if self.window.contains(now) {
                 let key = (self.sender.cwnd, self.sender.ssthresh);
                 if self.series.as_ref().is_some_and(|s| s.last != Some(key)) {
