@@ -393,17 +393,19 @@ impl Simulation {
     /// Routes the packets TCP flow `f` emitted and schedules the timers it armed.
     fn flush_tcp(&mut self, f: FlowId) {
         let (now, w) = (self.now, self.window);
-        let mut out = std::mem::take(&mut self.tcp_out);
-        for &id in &out {
+        // By index, as routing borrows the whole simulation (taking the list out and
+        // putting it back cost more than the loop).
+        let mut i = 0;
+        while let Some(&id) = self.tcp_out.get(i) {
             let p = &self.pkts[id];
             let from = p.src;
             if p.direction == Direction::Forward {
                 self.flows[f as usize].stats.on_sent(&w, now, p.size);
             }
             self.forward(from, id);
+            i += 1;
         }
-        out.clear();
-        self.tcp_out = out;
+        self.tcp_out.clear();
         if let Transport::Tcp(t) = &mut self.flows[f as usize].transport {
             let events = &mut self.events;
             t.timers.schedule(|at, timer| events.push(at, Event::Tcp(f, timer)));
