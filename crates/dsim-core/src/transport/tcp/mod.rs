@@ -640,8 +640,8 @@ impl TcpFlow {
         io.out.push(io.pkts.alloc(p));
     }
 
-    /// Out of line: `flush`, inlined into every handler, stays small.
-    #[inline(never)]
+    /// Inlined into `flush`: nearly every ACK releases a segment.
+    #[inline(always)]
     fn emit_segments(&mut self, io: &mut TcpIo) {
         for i in 0..self.sender.out.len() {
             let seg = self.sender.out[i];
@@ -689,6 +689,8 @@ impl TcpFlow {
         io.out.push(id);
     }
 
+    /// An ACK (or a request) from the destination at `client_nxt`.
+    #[inline(always)]
     fn send_reverse(&mut self, io: &mut TcpIo, payload: u32) {
         let seq = self.client_nxt;
         self.send_reverse_at(io, seq, payload);
