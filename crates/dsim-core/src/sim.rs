@@ -299,7 +299,8 @@ impl Simulation {
                     rng: &mut flow.rng,
                 };
                 t.on_start(&mut io);
-                self.flush_tcp(f);
+                let arm = t.timers.need_events();
+                self.flush_tcp(f, arm);
                 return;
             }
         };
@@ -369,7 +370,8 @@ impl Simulation {
                 rng: &mut flow.rng,
             };
             t.on_arrival(id, &mut io);
-            self.flush_tcp(f);
+            let arm = t.timers.need_events();
+            self.flush_tcp(f, arm);
         } else {
             self.pkts.free(id);
         }
@@ -386,12 +388,14 @@ impl Simulation {
                 rng: &mut flow.rng,
             };
             t.on_timer(timer, &mut io);
-            self.flush_tcp(f);
+            let arm = t.timers.need_events();
+            self.flush_tcp(f, arm);
         }
     }
 
-    /// Routes the packets TCP flow `f` emitted and schedules the timers it armed.
-    fn flush_tcp(&mut self, f: FlowId) {
+    /// Routes the packets TCP flow `f` emitted, then, if `arm` (some timer of the flow
+    /// needs an event; routing does not touch them), schedules its timers.
+    fn flush_tcp(&mut self, f: FlowId, arm: bool) {
         let (now, w) = (self.now, self.window);
         // By index, as routing borrows the whole simulation (taking the list out and
         // putting it back cost more than the loop).
@@ -406,6 +410,9 @@ impl Simulation {
             i += 1;
         }
         self.tcp_out.clear();
+        if !arm {
+            return;
+        }
         if let Transport::Tcp(t) = &mut self.flows[f as usize].transport {
             let events = &mut self.events;
             t.timers.schedule(|at, timer| events.push(at, Event::Tcp(f, timer)));

@@ -200,6 +200,12 @@ impl Timers {
         }
     }
 
+    /// Whether some timer needs an event (`schedule` has something to do).
+    #[inline]
+    pub fn need_events(&self) -> bool {
+        self.unscheduled != 0
+    }
+
     /// Calls `push(at, timer)` for each timer whose deadline comes before the event the
     /// simulation holds for it (or that has none), and records the new event. Timers are
     /// visited in the order of [`TcpTimer`].
