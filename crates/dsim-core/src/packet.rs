@@ -219,8 +219,18 @@ impl PacketArena {
     /// header filled where the packet lies is not built aside and copied in).
     #[inline]
     pub fn alloc_mut(&mut self, p: Packet) -> (PktId, &mut Packet) {
-        let id = self.alloc(p);
-        (id, &mut self.slots[id.0 as usize])
+        match self.free.pop() {
+            Some(i) => {
+                let slot = &mut self.slots[i as usize];
+                *slot = p;
+                (PktId(i), slot)
+            }
+            None => {
+                let id = PktId(self.slots.len() as u32);
+                self.slots.push(p);
+                (id, self.slots.last_mut().expect("just pushed"))
+            }
+        }
     }
 
     pub fn free(&mut self, id: PktId) {
