@@ -229,6 +229,24 @@ impl PacketArena {
         }
     }
 
+    /// `alloc`, handing out the stored packet too: the caller finishes it in place (a
+    /// header filled where the packet lies is not built aside and copied in).
+    #[inline]
+    pub fn alloc_mut(&mut self, p: Packet) -> (PktId, &mut Packet) {
+        match self.free.pop() {
+            Some(i) => {
+                let slot = &mut self.slots[i as usize];
+                *slot = p;
+                (PktId(i), slot)
+            }
+            None => {
+                let id = PktId(self.slots.len() as u32);
+                self.slots.push(p);
+                (id, self.slots.last_mut().expect("just pushed"))
+            }
+        }
+    }
+
     pub fn free(&mut self, id: PktId) {
         debug_assert!(!self.free.contains(&id.0), "double free of {id:?}");
         self.free.push(id.0);

@@ -299,7 +299,8 @@ impl Simulation {
                     rng: &mut flow.rng,
                 };
                 t.on_start(&mut io);
-                self.flush_tcp(f);
+                let arm = t.timers.need_events();
+                self.flush_tcp(f, arm);
                 return;
             }
         };
@@ -374,19 +375,16 @@ impl Simulation {
             flow.stats.on_delivered(&self.window, self.now, p);
         }
         if let Transport::Tcp(t) = &mut flow.transport {
-            let pkt = p.clone();
-            self.pkts.free(id);
+            // The connection reads the packet where it lies and frees it.
             let mut io = TcpIo {
                 now: self.now,
                 pkts: &mut self.pkts,
                 out: &mut self.tcp_out,
                 rng: &mut flow.rng,
             };
-            match pkt.direction {
-                Direction::Forward => t.on_arrival_at_dst(&pkt, &mut io),
-                Direction::Reverse => t.on_arrival_at_src(&pkt, &mut io),
-            }
-            self.flush_tcp(f);
+            t.on_arrival(id, &mut io);
+            let arm = t.timers.need_events();
+            self.flush_tcp(f, arm);
         } else {
             self.pkts.free(id);
         }
@@ -403,24 +401,31 @@ impl Simulation {
                 rng: &mut flow.rng,
             };
             t.on_timer(timer, &mut io);
-            self.flush_tcp(f);
+            let arm = t.timers.need_events();
+            self.flush_tcp(f, arm);
         }
     }
 
-    /// Routes the packets TCP flow `f` emitted and schedules the timers it armed.
-    fn flush_tcp(&mut self, f: FlowId) {
+    /// Routes the packets TCP flow `f` emitted, then, if `arm` (some timer of the flow
+    /// needs an event; routing does not touch them), schedules its timers.
+    fn flush_tcp(&mut self, f: FlowId, arm: bool) {
         let (now, w) = (self.now, self.window);
-        let mut out = std::mem::take(&mut self.tcp_out);
-        for &id in &out {
+        // By index, as routing borrows the whole simulation (taking the list out and
+        // putting it back cost more than the loop).
+        let mut i = 0;
+        while let Some(&id) = self.tcp_out.get(i) {
             let p = &self.pkts[id];
             let from = p.src;
             if p.direction == Direction::Forward {
                 self.flows[f as usize].stats.on_sent(&w, now, p.size);
             }
             self.forward(from, id);
+            i += 1;
         }
-        out.clear();
-        self.tcp_out = out;
+        self.tcp_out.clear();
+        if !arm {
+            return;
+        }
         if let Transport::Tcp(t) = &mut self.flows[f as usize].transport {
             let events = &mut self.events;
             t.timers.schedule(|at, timer| events.push(at, Event::Tcp(f, timer)));

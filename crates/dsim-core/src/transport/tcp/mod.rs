@@ -200,6 +200,12 @@ impl Timers {
         }
     }
 
+    /// Whether some timer needs an event (`schedule` has something to do).
+    #[inline]
+    pub fn need_events(&self) -> bool {
+        self.unscheduled != 0
+    }
+
     /// Calls `push(at, timer)` for each timer whose deadline comes before the event the
     /// simulation holds for it (or that has none), and records the new event. Timers are
     /// visited in the order of [`TcpTimer`].
@@ -445,25 +451,36 @@ impl TcpFlow {
         self.flush(io);
     }
 
+    /// Packet `id` of this connection reached one of its ends. The connection reads it
+    /// where it lies and frees it before it sends anything: its reply takes the slot back
+    /// (the arena reuses the last freed slot first).
+    pub fn on_arrival(&mut self, id: PktId, io: &mut TcpIo) {
+        match io.pkts[id].direction {
+            Direction::Forward => self.on_arrival_at_dst(id, io),
+            Direction::Reverse => self.on_arrival_at_src(id, io),
+        }
+    }
+
     /// A forward packet (data or SYN) reached the destination.
-    pub fn on_arrival_at_dst(&mut self, p: &Packet, io: &mut TcpIo) {
+    fn on_arrival_at_dst(&mut self, id: PktId, io: &mut TcpIo) {
         let now = io.now;
+        let p = &io.pkts[id];
         let h = &p.tcp;
-        if h.has(tcp_flags::SYN) {
+        let (flags, seq, len, ack, ce) = (h.flags, h.seq, h.len, h.ack, p.ecn == Ecn::Ce);
+        io.pkts.free(id);
+        if flags & tcp_flags::SYN != 0 {
             self.send_syn_ack(io);
-            self.flush(io);
+            self.flush_receiver(io);
             return;
         }
-        if h.len > 0 {
-            let arrival = self
-                .receiver
-                .on_segment(h.seq, h.len, p.ecn == Ecn::Ce, h.has(tcp_flags::CWR));
+        if len > 0 {
+            let arrival = self.receiver.on_segment(seq, len, ce, flags & tcp_flags::CWR != 0);
             if arrival.delivered > 0 && self.window.contains(now) {
                 self.stats.goodput_bytes += arrival.delivered;
             }
             // The server's data acknowledges the request it answers.
             if let Some(r) = self.request {
-                if h.ack >= r.seq + r.len as u64 {
+                if ack >= r.seq + r.len as u64 {
                     self.request = None;
                     self.timers.set(TcpTimer::Request, None);
                 }
@@ -483,14 +500,15 @@ impl TcpFlow {
                 }
             }
         }
-        self.flush(io);
+        self.flush_receiver(io);
     }
 
     /// A reverse packet (ACK, SYN-ACK or request) reached the source.
-    pub fn on_arrival_at_src(&mut self, p: &Packet, io: &mut TcpIo) {
+    fn on_arrival_at_src(&mut self, id: PktId, io: &mut TcpIo) {
         let now = io.now;
-        let h = &p.tcp;
+        let h = &io.pkts[id].tcp;
         if h.has(tcp_flags::SYN) {
+            io.pkts.free(id);
             self.sender.on_syn_ack(now);
             self.flush(io);
             return;
@@ -510,6 +528,7 @@ impl TcpFlow {
         }
         self.sender
             .on_ack(now, h.ack, h.window, h.len > 0, h.sack_blocks(), h.has(tcp_flags::ECE));
+        io.pkts.free(id);
         if response > 0 {
             self.sender.write(now, response);
         }
@@ -575,43 +594,62 @@ impl TcpFlow {
             }
     }
 
-    /// Turns the sender's segments into packets.
+    /// Turns a data segment of the sender into a packet. Inlined into the loop over the
+    /// segments: a call per segment cost more than the packet's fields.
+    #[inline(always)]
     fn emit_data(&mut self, seg: Segment, io: &mut TcpIo) {
-        let mut h = TcpHeader {
+        if seg.syn {
+            return self.emit_syn(seg, io);
+        }
+        let mut flags = tcp_flags::ACK;
+        if seg.cwr {
+            flags |= tcp_flags::CWR;
+        }
+        let h = TcpHeader {
             seq: seg.seq,
+            ack: self.server_rcv_nxt,
             len: seg.len,
             window: self.params.window,
+            flags,
             ..Default::default()
         };
-        let mut size = HEADERS + seg.len;
-        let mut ecn = Ecn::NotEct;
-        if seg.syn {
-            // RFC 3168 6.1.1: an ECN-setup SYN carries ECE and CWR.
-            h.flags = tcp_flags::SYN;
-            h.mss = self.params.mss as u16;
-            if self.params.ecn {
-                h.flags |= tcp_flags::ECE | tcp_flags::CWR;
-            }
-            size += self.syn_options();
+        // RFC 3168 6.1.5: retransmissions are not ECN-capable.
+        let ecn = if self.params.ecn && !seg.retransmission {
+            Ecn::Ect0
         } else {
-            h.flags = tcp_flags::ACK;
-            h.ack = self.server_rcv_nxt;
-            if seg.cwr {
-                h.flags |= tcp_flags::CWR;
-            }
-            // RFC 3168 6.1.5: retransmissions are not ECN-capable.
-            if self.params.ecn && !seg.retransmission {
-                ecn = Ecn::Ect0;
-            }
-        }
+            Ecn::NotEct
+        };
         let index = self.fwd_index;
         self.fwd_index += 1;
-        let p = self.packet(true, size, index, io.now, h, ecn);
+        let p = self.packet(true, HEADERS + seg.len, index, io.now, h, ecn);
         io.out.push(io.pkts.alloc(p));
     }
 
-    /// Out of line: `flush`, inlined into every handler, stays small.
-    #[inline(never)]
+    /// The SYN, apart: the loop over the segments stays small without its case.
+    #[cold]
+    fn emit_syn(&mut self, seg: Segment, io: &mut TcpIo) {
+        // RFC 3168 6.1.1: an ECN-setup SYN carries ECE and CWR.
+        let mut flags = tcp_flags::SYN;
+        if self.params.ecn {
+            flags |= tcp_flags::ECE | tcp_flags::CWR;
+        }
+        let h = TcpHeader {
+            seq: seg.seq,
+            len: seg.len,
+            window: self.params.window,
+            flags,
+            mss: self.params.mss as u16,
+            ..Default::default()
+        };
+        let index = self.fwd_index;
+        self.fwd_index += 1;
+        let size = HEADERS + seg.len + self.syn_options();
+        let p = self.packet(true, size, index, io.now, h, Ecn::NotEct);
+        io.out.push(io.pkts.alloc(p));
+    }
+
+    /// Inlined into `flush`: nearly every ACK releases a segment.
+    #[inline(always)]
     fn emit_segments(&mut self, io: &mut TcpIo) {
         for i in 0..self.sender.out.len() {
             let seg = self.sender.out[i];
@@ -640,25 +678,27 @@ impl TcpFlow {
     }
 
     /// Sends an ACK from the destination, carrying `payload` request bytes at `seq`
-    /// (`client_nxt` for a pure ACK).
+    /// (`client_nxt` for a pure ACK). Inlined: every data segment's arrival sends one.
+    #[inline(always)]
     fn send_reverse_at(&mut self, io: &mut TcpIo, seq: u64, payload: u32) {
-        let mut h = TcpHeader {
+        let h = TcpHeader {
             seq,
             len: payload,
+            flags: if payload > 0 { tcp_flags::PSH } else { 0 },
             ..Default::default()
         };
-        if payload > 0 {
-            h.flags = tcp_flags::PSH;
-        }
-        self.receiver.fill_ack(&mut h);
-        self.timers.set(TcpTimer::DelayedAck, None);
-        let size = HEADERS + sack_option_len(h.sack_count as u32) + payload;
         let index = self.rev_index;
         self.rev_index += 1;
-        let p = self.packet(false, size, index, io.now, h, Ecn::NotEct);
-        io.out.push(io.pkts.alloc(p));
+        let p = self.packet(false, HEADERS + payload, index, io.now, h, Ecn::NotEct);
+        let (id, p) = io.pkts.alloc_mut(p);
+        self.receiver.fill_ack(&mut p.tcp);
+        p.size += sack_option_len(p.tcp.sack_count as u32);
+        self.timers.set(TcpTimer::DelayedAck, None);
+        io.out.push(id);
     }
 
+    /// An ACK (or a request) from the destination at `client_nxt`.
+    #[inline(always)]
     fn send_reverse(&mut self, io: &mut TcpIo, payload: u32) {
         let seq = self.client_nxt;
         self.send_reverse_at(io, seq, payload);
@@ -683,16 +723,29 @@ impl TcpFlow {
     }
 
     /// Moves the sender's segments to the wire, syncs the timers, records the series.
-    /// Inlined into the handlers (a call cost as much as the work): half the calls, on a
-    /// data segment's arrival, have no segment to move.
+    /// Inlined into the handlers (a call cost as much as the work).
     #[inline(always)]
     fn flush(&mut self, io: &mut TcpIo) {
         if !self.sender.out.is_empty() {
             self.emit_segments(io);
         }
         self.timers.set(TcpTimer::Rto, self.sender.rto_deadline);
+        self.record_change(io.now);
+    }
+
+    /// `flush` after a handler that leaves the sender alone (the receiver's): there is no
+    /// segment to move, and the retransmission timer is as the last flush left it.
+    #[inline(always)]
+    fn flush_receiver(&mut self, io: &mut TcpIo) {
+        debug_assert!(self.sender.out.is_empty());
+        debug_assert_eq!(self.timers.get(TcpTimer::Rto), self.sender.rto_deadline);
+        self.record_change(io.now);
+    }
+
+    /// In the series' `Change` mode, a row when cwnd or ssthresh changed.
+    #[inline(always)]
+    fn record_change(&mut self, now: SimTime) {
         if let Some(SeriesMode::Change) = self.params.series {
-            let now = io.now;
             if self.window.contains(now) {
                 let key = (self.sender.cwnd, self.sender.ssthresh);
                 if self.series.as_ref().is_some_and(|s| s.last != Some(key)) {

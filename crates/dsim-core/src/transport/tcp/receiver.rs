@@ -141,6 +141,7 @@ impl Receiver {
 
     /// Fills the acknowledgement fields of `h` (ACK number, window, ECE, SACK blocks)
     /// and records that everything received so far has been acknowledged.
+    #[inline]
     pub fn fill_ack(&mut self, h: &mut TcpHeader) {
         h.ack = self.rcv_nxt;
         h.window = self.params.window;
@@ -150,25 +151,22 @@ impl Receiver {
         }
         h.sack_count = 0;
         if self.params.sack {
-            let n = self.update_sack_blocks();
-            for (i, &(l, r)) in self.reported[..n].iter().enumerate() {
-                h.sack[i] = ((l - self.rcv_nxt) as u32, (r - self.rcv_nxt) as u32);
+            if self.ooo.is_empty() {
+                // The common case: nothing is held out of order, so there is no block to
+                // report (every block reported before has been delivered in order since).
+                self.n_reported = 0;
+            } else {
+                self.fill_sack_blocks(h);
             }
-            h.sack_count = n as u8;
         }
         self.unacked = 0;
         self.trigger = None;
     }
 
-    /// Computes the SACK blocks of the next ACK (RFC 2018 section 4) into `reported`;
-    /// returns how many.
-    fn update_sack_blocks(&mut self) -> usize {
-        // The common case: nothing is held out of order, so there is no block to report
-        // (every block reported before has been delivered in order since).
-        if self.ooo.is_empty() {
-            self.n_reported = 0;
-            return 0;
-        }
+    /// Computes the SACK blocks of the next ACK (RFC 2018 section 4) into `reported`
+    /// and `h`. Out of line: data is held out of order only around a loss.
+    #[inline(never)]
+    fn fill_sack_blocks(&mut self, h: &mut TcpHeader) {
         let max = self.params.max_blocks.min(MAX_SACK_BLOCKS);
         let mut list = [(0u64, 0u64); MAX_SACK_BLOCKS];
         let mut n = 0;
@@ -192,7 +190,10 @@ impl Receiver {
         }
         self.reported = list;
         self.n_reported = n;
-        n
+        for (i, &(l, r)) in list[..n].iter().enumerate() {
+            h.sack[i] = ((l - self.rcv_nxt) as u32, (r - self.rcv_nxt) as u32);
+        }
+        h.sack_count = n as u8;
     }
 }
 

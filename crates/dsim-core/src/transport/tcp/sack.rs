@@ -170,20 +170,13 @@ impl LossRecovery for Sack {
         self.pipe = 0;
     }
 
-    // Inlined into the send loop, which calls it at least twice per ACK: outside recovery
-    // (nearly every call) it is the window rule.
-    #[inline]
+    // Called in recovery only: outside it the sender sends by the window rule, skipping
+    // the SACKed ranges (`Variant::sacked_end`).
     fn next_segment(&mut self, s: &Sender) -> Option<Segment> {
-        if !s.in_recovery {
-            return s.window_segment(|q| self.scoreboard.sacked_range(q).map(|r| r.1));
-        }
         self.recovery_segment(s)
     }
 
-    fn on_sent(&mut self, s: &Sender, seg: &Segment) {
-        if !s.in_recovery {
-            return;
-        }
+    fn on_sent(&mut self, _s: &Sender, seg: &Segment) {
         // (C.4)
         self.pipe += seg.len as u64;
         // (C.2)

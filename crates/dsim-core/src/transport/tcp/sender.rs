@@ -319,6 +319,9 @@ impl Sender {
 
     /// Processes an acknowledgement: `ack` number, advertised `window`, whether the
     /// segment carried payload (then it is no duplicate ACK), its SACK blocks and ECE.
+    /// Inlined into the connection's arrival handler, its one caller: the arguments then
+    /// come straight from the header, and the send loop at the end runs in the same frame.
+    #[inline(always)]
     pub fn on_ack(
         &mut self,
         now: SimTime,
@@ -360,15 +363,19 @@ impl Sender {
             self.on_ece();
         }
         self.keep_timer = false;
-        let info = AckInfo {
-            ack,
-            acked,
-            dup,
-            newly_sacked,
-        };
-        let mut variant = std::mem::take(&mut self.variant);
-        variant.on_ack(self, &info);
-        self.variant = variant;
+        if self.in_recovery || acked == 0 || newly_sacked > 0 {
+            let info = AckInfo {
+                ack,
+                acked,
+                dup,
+                newly_sacked,
+            };
+            let mut variant = std::mem::take(&mut self.variant);
+            variant.on_ack(self, &info);
+            self.variant = variant;
+        } else {
+            self.on_new_ack(acked);
+        }
         if acked > 0 {
             if self.snd_una >= self.snd_max {
                 // RFC 6298 (5.2): all outstanding data acknowledged: stop the timer.
@@ -379,7 +386,15 @@ impl Sender {
             }
         }
         self.record(LogEvent::Ack { ack, dup });
-        self.try_send(now);
+        self.send();
+    }
+
+    /// A cumulative ACK outside loss recovery that brings no new SACK information does the
+    /// same in every variant, so the sender settles it without consulting one: the
+    /// duplicate count restarts (RFC 5681 3.2, RFC 6675 (1)) and cwnd grows (RFC 5681 3.1).
+    fn on_new_ack(&mut self, acked: u64) {
+        self.dupacks = 0;
+        self.grow(acked);
     }
 
     fn take_rtt_sample(&mut self, r: u64) {
@@ -535,6 +550,13 @@ impl Sender {
     /// Sends what the window and the variant allow.
     pub fn try_send(&mut self, now: SimTime) {
         self.now = now;
+        self.send();
+    }
+
+    /// `try_send` at `self.now`; inlined into `on_ack`, which ends with it.
+    #[inline(always)]
+    fn send(&mut self) {
+        let now = self.now;
         if !self.established {
             return;
         }
@@ -546,6 +568,19 @@ impl Sender {
         {
             self.cwnd = self.cwnd.min(self.params.initial_window);
         }
+        if self.in_recovery {
+            self.send_in_recovery();
+            return;
+        }
+        // Outside recovery every variant sends by the window rule, skipping what the
+        // receiver is known to hold.
+        while let Some(seg) = self.window_segment(|q| self.variant.sacked_end(q)) {
+            self.emit(seg);
+        }
+    }
+
+    /// During loss recovery the variant chooses what to send.
+    fn send_in_recovery(&mut self) {
         let mut variant = std::mem::take(&mut self.variant);
         while let Some(seg) = variant.next_segment(self) {
             variant.on_sent(self, &seg);
@@ -585,7 +620,8 @@ impl Sender {
     }
 
     /// Puts a segment on the output list and updates the send variables, the RTT timing
-    /// and the timer (RFC 6298 (5.1)).
+    /// and the timer (RFC 6298 (5.1)). Inlined: nearly every ACK sends a segment.
+    #[inline(always)]
     fn emit(&mut self, mut seg: Segment) {
         let end = seg.seq + seg.len as u64;
         if seg.retransmission {

@@ -14,6 +14,11 @@ use super::sender::{AckInfo, Segment, Sender};
 
 /// The hooks a loss-recovery variant implements. Defaults: no scoreboard, the window
 /// rule of RFC 5681 for sending, nothing to do on a timeout.
+///
+/// The sender settles the common case itself, the same in every variant: outside loss
+/// recovery a cumulative ACK without new SACK information grows cwnd, and segments go
+/// out by the window rule. `on_ack` sees every other ACK, `next_segment` and `on_sent`
+/// run during recovery only.
 pub trait LossRecovery {
     /// An ACK arrived; the sender has already moved SND.UNA and taken any RTT sample.
     fn on_ack(&mut self, s: &mut Sender, a: &AckInfo);
@@ -21,7 +26,7 @@ pub trait LossRecovery {
     /// The retransmission timer expired; the sender has already set cwnd and ssthresh.
     fn on_timeout(&mut self, _s: &mut Sender) {}
 
-    /// The next segment to send now, if any.
+    /// The next segment to send now during loss recovery, if any.
     fn next_segment(&mut self, s: &Sender) -> Option<Segment> {
         s.window_segment(|_| None)
     }
@@ -63,6 +68,16 @@ impl Variant {
     /// The connection uses the SACK option (the receiver sends blocks).
     pub fn uses_sack(&self) -> bool {
         matches!(self, Variant::Sack(_))
+    }
+
+    /// The end of the SACKed range holding `seq`, when the variant keeps a scoreboard and
+    /// `seq` lies in one: bytes the sender need not send again.
+    #[inline]
+    pub fn sacked_end(&self, seq: u64) -> Option<u64> {
+        match self {
+            Variant::Sack(v) => v.scoreboard.sacked_range(seq).map(|r| r.1),
+            _ => None,
+        }
     }
 
     /// The SACK pipe (RFC 6675 SetPipe), when the variant keeps one.
