@@ -10,7 +10,8 @@
 # Beside the shipped scenarios, scripts/fingerprints/ holds short networks for what those
 # leave out (plain RED in packets and bytes, gentle RED, ECN marking, queue series, MRED
 # coupled and decoupled in bytes, srTCM, shapers, priority, WRR, DRR and CBQ with AQM
-# inside), run at two seeds. BENCH_DIR holds the benchmark scenario files (`dsim bench
+# inside; TCP Reno and NewReno, ECN, byte counting, delayed ACK, the handshake, finite
+# transfers and the series, in tcp-*.toml), run at two seeds. BENCH_DIR holds the benchmark scenario files (`dsim bench
 # --save BENCH_DIR`); without it they are left out. Each line: scenario, seed, events,
 # fingerprint (the `run_scenario` example: replication 0 of the seed, the `[sweep]` table
 # ignored).
