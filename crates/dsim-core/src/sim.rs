@@ -16,6 +16,7 @@ use crate::conditioner::{ChainRef, Conditioners, InstId};
 use crate::engine::rng::Rng;
 use crate::engine::{Event, EventQueue};
 use crate::net::port::PortPath;
+use crate::net::routing::Routes;
 use crate::net::{Network, NodeKind};
 use crate::packet::{Direction, Dscp, Ecn, FlowId, Hop, NodeId, PacketArena, PktId, PortId};
 use crate::scenario::capture::CapturePoint;
@@ -332,28 +333,17 @@ impl Simulation {
         }
     }
 
+    /// Routes packet `id` from `node` on to its egress port there.
     #[inline]
     fn forward(&mut self, node: NodeId, id: PktId) {
-        let dst = self.pkts[id].dst;
-        self.forward_to(node, dst, id);
-    }
-
-    /// Routes packet `id`, addressed to `dst`, from `node` on to its egress port.
-    #[inline(always)]
-    fn forward_to(&mut self, node: NodeId, dst: NodeId, id: PktId) {
-        // The scenario builder refuses flows whose routes do not connect both ways.
-        let port = self
-            .net
-            .routes
-            .next_port(node, dst)
-            .expect("route checked when the scenario was built");
-        self.to_egress(port, id);
+        let port = route(&self.net.routes, node, self.pkts[id].dst);
+        self.egress(port, id);
     }
 
     /// Packet `id` goes to egress port `port`: through the port's conditioner chain if it
     /// has one, then into its queue.
     #[inline(always)]
-    fn to_egress(&mut self, port: PortId, id: PktId) {
+    fn egress(&mut self, port: PortId, id: PktId) {
         if self.net.ports[port as usize].path.has(PortPath::EGRESS_CHAIN) {
             self.condition(ChainRef::Egress(port), 0, false, id);
         } else {
@@ -640,7 +630,7 @@ impl Simulation {
         } else if hop == Hop::DELIVER {
             self.deliver(id);
         } else {
-            self.to_egress(hop.0, id);
+            self.egress(hop.0, id);
         }
     }
 
@@ -756,13 +746,22 @@ impl Simulation {
     }
 }
 
+/// The egress port at node `at` of a packet addressed to `dst` (not `at`).
+#[inline(always)]
+fn route(routes: &Routes, at: NodeId, dst: NodeId) -> PortId {
+    // The scenario builder refuses flows whose routes do not connect both ways.
+    routes
+        .next_port(at, dst)
+        .expect("route checked when the scenario was built")
+}
+
 /// Where a packet addressed to `dst` goes at node `at`, the far end of the wire it enters:
 /// delivered there, or the egress port its route takes.
 #[inline(always)]
-fn hop_beyond(routes: &crate::net::routing::Routes, at: NodeId, dst: NodeId) -> Hop {
+fn hop_beyond(routes: &Routes, at: NodeId, dst: NodeId) -> Hop {
     if dst == at {
-        return Hop::DELIVER;
+        Hop::DELIVER
+    } else {
+        Hop(route(routes, at, dst))
     }
-    // The scenario builder refuses flows whose routes do not connect both ways.
-    Hop(routes.next_port(at, dst).expect("route checked when the scenario was built"))
 }

@@ -144,7 +144,11 @@ impl Port {
             events.push(arrival, Event::Arrival(me, id, hop));
         } else {
             let prev = std::mem::replace(&mut self.wire.last, id);
-            pkts[prev].wire_next = WireLink { next: id, hop, at: arrival };
+            pkts[prev].wire_next = WireLink {
+                next: id,
+                hop,
+                at: arrival,
+            };
         }
     }
 
