@@ -5,8 +5,6 @@
 //!
 //!     cargo run --release -p dsim-core --example run_scenario -- FILE [SEED]
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
 use dsim_core::results::{self, RunInfo};
@@ -41,14 +39,11 @@ fn main() {
         scenario_hash: String::new(),
         wall_s: 0.0,
     };
-    // Debug prints floats exactly (shortest round-trip form), so equal text = equal bits.
     let tables = results::collect(&sim, &info);
-    let mut h = DefaultHasher::new();
-    format!("{tables:?}").hash(&mut h);
     println!(
-        "{} events in {dt:.3} s: {:.1} M events/s; results {:016x}",
+        "{} events in {dt:.3} s: {:.1} M events/s; results {}",
         sim.events_processed,
         sim.events_processed as f64 / dt / 1e6,
-        h.finish()
+        tables.fingerprint()
     );
 }

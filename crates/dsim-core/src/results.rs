@@ -166,6 +166,15 @@ impl Tables {
         self.dsd_control.append(&other.dsd_control);
     }
 
+    /// The first 16 hex digits of the SHA-256 of every table, bit for bit (Debug prints
+    /// floats in their shortest round-trip form: equal text, equal bits). What the golden
+    /// test (tests/golden.rs) and the `run_scenario` example compare.
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let digest = Sha256::digest(format!("{self:?}").as_bytes());
+        digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+
     pub fn named(&self) -> [(&'static str, &Table); 8] {
         [
             ("flows", &self.flows),
