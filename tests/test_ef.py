@@ -61,7 +61,7 @@ ERRORS = [
     (priority(klass("EF", limit_rate="450kbps", limit_burst="0B"), klass(default=True)), "link[0].queue.classes[0].limit_burst", "at least 1 byte"),
     (priority(klass("EF", weight=2), klass(default=True)), "link[0].queue.classes[0].weight", "not a setting of a priority class"),
     (priority(klass("EF", queue=wrr(klass(default=True, weight=1))), klass(default=True)), "link[0].queue.classes[0].queue.type", "single queue"),
-    (priority(klass("EF", queue=dsim.droptail("0p")), klass(default=True)), "link[0].queue.classes[0].queue.limit", "at least one packet"),
+    (priority(klass("EF", queue=dsim.droptail("0p")), klass(default=True)), "link[0].queue.classes[0].queue.limit", "limit must be greater than 0"),
     (cbq(klass("EF", weight=1), klass(default=True, weight=1)), "link[0].queue.classes", "needs one class with priority_rate"),
     (
         cbq(klass("EF", weight=1, priority_rate="1kbps", priority_burst="1500B"), klass(default=True, weight=1, priority_rate="1kbps", priority_burst="1500B")),

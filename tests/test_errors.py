@@ -31,7 +31,7 @@ MISTAKES = [
     ("fractional-bytes", ('size = "1500B"', 'size = "1.5B"'), ("flow[0].app.size", "1.5B"), "flow[0].app.size", '"1.5B"', "whole number"),
     ("variation-100pc", ('spacing_variation = "10%"', 'spacing_variation = "100%"'), ("flow[0].app.spacing_variation", "100%"), "flow[0].app.spacing_variation", '"100%"', "below 100"),
     ("queue-limit-unit", ('limit = "20p"', 'limit = "20"'), ("link[1].queue.limit", "20"), "link[1].queue.limit", '"20"', "packets (p) or bytes"),
-    ("empty-queue", ('limit = "20p"', 'limit = "0p"'), ("link[1].queue.limit", "0p"), "link[1].queue.limit", '"0p"', "at least one"),
+    ("empty-queue", ('limit = "20p"', 'limit = "0p"'), ("link[1].queue.limit", "0p"), "link[1].queue.limit", '"0p"', "limit must be greater than 0"),
     ("unknown-queue", ('type = "droptail"', 'type = "fifo"'), ("link[1].queue.type", "fifo"), "link[1].queue.type", '"fifo"', "unknown type `fifo`"),
     ("bad-dscp", ('name = "f"', 'name = "f"\ndscp = "AF51"'), ("flow[0].dscp", "AF51"), "flow[0].dscp", '"AF51"', "AF classes are 1-4"),
     ("stop-before-start", ('name = "f"', 'name = "f"\nstart = "5s"\nstop = "2s"'), ("flow[0].stop", "0s"), "flow[0].stop", '"2s"', "after start"),

@@ -85,7 +85,7 @@ BAD = [
     (lambda sc: sc.set("flow[0].tcp", tcp(min_rto="2s", max_rto="1s")), "flow[0].tcp.min_rto", "max_rto"),
     (lambda sc: sc.set("flow[0].tcp", tcp(series="0s")), "flow[0].tcp.series", "longer than 0s"),
     (lambda sc: sc.set("flow[0].app", ftp("0B")), "flow[0].app.bytes", "at least 1B"),
-    (lambda sc: sc.set("flow[0].app", web(pareto("10KB", 1.0), exponential("1s"))), "flow[0].app.response.shape", "shape > 1"),
+    (lambda sc: sc.set("flow[0].app", web(pareto("10KB", 1.0), exponential("1s"))), "flow[0].app.response.shape", "shape must be greater than 1"),
     (lambda sc: sc.set("flow[0].app", web(pareto("10KB", 1.5), exponential("1s"), request="2000B")), "flow[0].app.request", "one segment"),
     (lambda sc: sc.set("flow[0].app", web(pareto("10KB", 1.5), exponential("1s"))).set("flow[0].tcp", tcp(handshake=True)), "flow[0].tcp.handshake", "persistent"),
     (lambda sc: sc.set("flow[0].start", uniform("2s", "1s")), "flow[0].start.uniform", "first bound"),

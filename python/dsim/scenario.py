@@ -25,7 +25,40 @@ from typing import Any
 
 import tomli_w
 
-from . import _dsim
+from . import _dsim, _params
+
+# The builders of one table each are generated from the core's declarations
+# (scripts/gen_params.py -> _params.py): their keys, units, defaults and ranges are declared
+# once, in Rust. The wrappers below add Python conveniences on top of them.
+from ._params import (
+    cbr,
+    constant,
+    drop,
+    droptail,
+    dsd_control,
+    dsd_red,
+    ef_policer,
+    exponential,
+    ftp,
+    lognormal,
+    match,
+    mred,
+    pareto,
+    poisson,
+    precedence,
+    red,
+    srtcm,
+    tb_shaper,
+    tcp,
+    tfrc,
+    token_bucket,
+    trtcm,
+    tsw,
+    tsw3,
+    web,
+)
+
+
 from .errors import ScenarioError
 
 __all__ = [
@@ -58,6 +91,8 @@ __all__ = [
     "demote",
     # Alternative Best-Effort (docs/abe.md)
     "dsd",
+    "dsd_red",
+    "dsd_control",
     "tfrc",
     "ABE_GREEN_DSCP",
     # TCP applications, distributions, scripted drops (docs/tcp.md)
@@ -77,267 +112,48 @@ __all__ = [
 ABE_GREEN_DSCP = 3
 
 
-def droptail(limit: str = "100p", *, overshoot: bool | None = None) -> dict[str, Any]:
-    """A drop-tail FIFO holding at most `limit` ("100p" packets or "64KB" bytes).
+def klass(dscp: str | int | list[str | int] | None = None, **keys: Any) -> dict[str, Any]:
+    """One class of a multi-queue scheduler, `dscp` given as one codepoint or a list.
 
-    overshoot: with a byte limit, admit a packet whenever the queue holds at most `limit`
-        bytes, so that it may end less than one packet above it (dummynet's rule; default
-        False: the packet must fit)."""
-    return _drop_none({"type": "droptail", "limit": limit, "overshoot": overshoot})
-
-
-def klass(
-    dscp: str | int | list[str | int] | None = None,
-    *,
-    default: bool | None = None,
-    queue: dict[str, Any] | None = None,
-    weight: int | None = None,
-    quantum: str | None = None,
-    limit_rate: str | None = None,
-    limit_burst: str | None = None,
-    priority_rate: str | None = None,
-    priority_burst: str | None = None,
-) -> dict[str, Any]:
-    """One class of a multi-queue scheduler: the codepoints it takes (`dscp`, one or a
-    list; `default=True` for every codepoint no class lists) and its single `queue`
-    (default: 100 packets of drop-tail). Which other settings apply depends on the
-    scheduler: `weight` (packets per visit) for :func:`wrr`, `quantum` ("1500B") for
-    :func:`drr`, `limit_rate` + `limit_burst` (a token-bucket limiter whose excess is
-    discarded, RFC 2598 section 2.1) for :func:`priority`, and for :func:`cbq` the
-    round robin's `weight` or `quantum` plus, on one class, `priority_rate` +
-    `priority_burst` (priority up to that rate)."""
+    The keys (`default`, `queue`, `weight`, `quantum`, `limit_rate`, ...) are those of
+    :func:`dsim._params._klass`, documented there."""
     if isinstance(dscp, (str, int)):
         dscp = [dscp]
-    return _drop_none(
-        {
-            "dscp": list(dscp) if dscp is not None else None,
-            "default": default,
-            "weight": weight,
-            "quantum": quantum,
-            "limit_rate": limit_rate,
-            "limit_burst": limit_burst,
-            "priority_rate": priority_rate,
-            "priority_burst": priority_burst,
-            "queue": queue,
-        }
-    )
-
-
-def dsd(
-    buffer: str,
-    d: str,
-    *,
-    overshoot: bool | None = None,
-    g: float | None = None,
-    early_drop: bool | None = None,
-    drop_green_without_duplicate: bool | None = None,
-    admission_residual: bool | None = None,
-    green_dscp: int | str | None = None,
-    ecn: bool | None = None,
-    red: dict[str, Any] | None = None,
-    control: dict[str, Any] | bool | None = None,
-) -> dict[str, Any]:
-    """ABE's Duplicate Scheduling with Deadlines (draft-hurley-alternative-best-effort, 5).
-
-    buffer: Buff, the virtual flat best-effort queue ("75KB" or "50p").
-    d: green's maximum queueing delay ("10ms").
-    overshoot: a byte buffer admits a duplicate whenever it holds at most `buffer` bytes
-        (dummynet's rule, as droptail(overshoot=True)); default False.
-    g: green bias in [0, 1] (default 1; the initial value under a control loop).
-    early_drop: the admission test for green on arrival (default True).
-    drop_green_without_duplicate: drop green packets whose duplicate the virtual queue
-        refuses (default True; False is the draft's text, which breaks local transparency).
-    admission_residual: the admission test also counts the residual on the wire (default False).
-    green_dscp: the green codepoint (default ABE_GREEN_DSCP = 3); every other one is blue.
-    ecn: RED on the virtual queue marks ECN-capable packets instead of dropping (needs red).
-    red: RED on the virtual queue, with the keys and defaults of a red queue:
-        {"min_th", "max_th", "max_p" (0.1), "wq" (0.002), "gentle" (False),
-        "mean_pkt_size" ("500B")}; thresholds in packets ("20p") or bytes ("20KB").
-    control: the control loop of section 5.1: True or {} for the defaults, or a dict of
-        {"period", "gain", "rtt", "weight", "target", "max_penalty"}.
-    """
-    if control is True:
-        control = {}
-    elif control is False:
-        control = None
-    return _drop_none(
-        {
-            "type": "dsd",
-            "buffer": buffer,
-            "overshoot": overshoot,
-            "d": d,
-            "g": g,
-            "early_drop": early_drop,
-            "drop_green_without_duplicate": drop_green_without_duplicate,
-            "admission_residual": admission_residual,
-            "green_dscp": green_dscp,
-            "ecn": ecn,
-            "red": red,
-            "control": control,
-        }
-    )
+    return _params._klass(dscp, **keys)
 
 
 def priority(*classes: dict[str, Any]) -> dict[str, Any]:
-    """Strict priority over `classes` (built with :func:`klass`); the first is served first."""
-    return {"type": "priority", "classes": list(classes)}
+    """Strict priority over `classes` (built with :func:`klass`), the first served first;
+    a class may carry a token-bucket limiter (`limit_rate`, `limit_burst`) whose excess is
+    discarded (RFC 2598 section 2.1)."""
+    return _params._priority(list(classes))
 
 
 def wrr(*classes: dict[str, Any]) -> dict[str, Any]:
     """Weighted round robin over `classes`, each with a `weight` in packets per visit."""
-    return {"type": "wrr", "classes": list(classes)}
+    return _params._wrr(list(classes))
 
 
 def drr(*classes: dict[str, Any]) -> dict[str, Any]:
     """Deficit round robin over `classes`, each with a `quantum` in bytes per round."""
-    return {"type": "drr", "classes": list(classes)}
+    return _params._drr(list(classes))
 
 
 def cbq(*classes: dict[str, Any], scheduler: str = "wrr") -> dict[str, Any]:
     """One class (with `priority_rate`, `priority_burst`) served first up to that rate;
     all classes, that one included, share the rest by `scheduler` ("wrr" or "drr")."""
-    return {"type": "cbq", "scheduler": scheduler, "classes": list(classes)}
+    return _params._cbq(scheduler, list(classes))
 
 
-def cbr(rate: str, size: str, spacing_variation: str | float | None = None) -> dict[str, Any]:
-    """Constant bit rate over UDP: `size` IP datagrams at `rate`; each gap may vary
-    uniformly by +-`spacing_variation` ("10%") of the nominal spacing (RFC 2598 A.3)."""
-    app: dict[str, Any] = {"type": "cbr", "rate": rate, "size": size}
-    if spacing_variation is not None:
-        app["spacing_variation"] = spacing_variation
-    return app
-
-
-def poisson(rate: str, size: str) -> dict[str, Any]:
-    """Poisson arrivals of fixed-size UDP datagrams at mean `rate`."""
-    return {"type": "poisson", "rate": rate, "size": size}
-
-
-# -- Assured Forwarding: queue specs ------------------------------------------------------
-
-
-def red(
-    limit: str,
-    min_th: str,
-    max_th: str,
-    *,
-    max_p: float | None = None,
-    wq: float | None = None,
-    gentle: bool | None = None,
-    ecn: bool | None = None,
-    mean_pkt_size: str | None = None,
-    series: str | None = None,
-) -> dict[str, Any]:
-    """RED (Floyd and Jacobson 1993) on a FIFO of `limit` ("100p" or "64KB").
-
-    Thresholds in packets ("5p") or bytes ("5KB", byte mode); defaults max_p 0.1, wq 0.002,
-    mean_pkt_size "500B" (sets the idle-time correction's typical transmission time);
-    `series` ("10ms") records the average in the `queue_series` table."""
-    return _drop_none(
-        {
-            "type": "red",
-            "limit": limit,
-            "min_th": min_th,
-            "max_th": max_th,
-            "max_p": max_p,
-            "wq": wq,
-            "gentle": gentle,
-            "ecn": ecn,
-            "mean_pkt_size": mean_pkt_size,
-            "series": series,
-        }
-    )
-
-
-def ftp(bytes: str | None = None) -> dict[str, Any]:  # noqa: A002 - the schema's key
-    """A bulk transfer over TCP: infinite, or `bytes` ("1MB") after which the flow records
-    its completion time."""
-    return _drop_none({"type": "ftp", "bytes": bytes})
-
-
-def web(response: dict[str, Any], think: dict[str, Any], request: str | None = None) -> dict[str, Any]:
-    """Request-response over one persistent TCP connection: a request of `request` payload
-    bytes (default "300B"), a response of a size drawn from `response`, a think time drawn
-    from `think` (see :func:`pareto`, :func:`lognormal`, :func:`exponential`,
-    :func:`constant`), again."""
-    return _drop_none({"type": "web", "request": request, "response": response, "think": think})
-
-
-def tcp(
-    variant: str | None = None,
-    *,
-    mss: str | None = None,
-    window: str | None = None,
-    initial_window: str | None = None,
-    counting: str | None = None,
-    initial_rto: str | None = None,
-    min_rto: str | None = None,
-    max_rto: str | None = None,
-    granularity: str | None = None,
-    delayed_ack: str | bool | None = None,
-    sack_blocks: int | None = None,
-    ecn: bool | None = None,
-    handshake: bool | None = None,
-    series: str | None = None,
-) -> dict[str, Any]:
-    """The `tcp` table of a flow; unset keys keep their defaults: variant "sack" (or
-    "reno", "newreno"), mss "1460B", window "65535B", initial_window per RFC 5681 ("2p" or
-    "4380B"), counting "bytes" (or "packets"), initial_rto "1s", min_rto "200ms", max_rto
-    "60s", granularity "1ms", delayed_ack "40ms" (or False), sack_blocks 3, ecn False,
-    handshake False, series None ("10ms" to sample cwnd/ssthresh/RTT, or "change")."""
-    return _drop_none(
-        {
-            "variant": variant,
-            "mss": mss,
-            "window": window,
-            "initial_window": initial_window,
-            "counting": counting,
-            "initial_rto": initial_rto,
-            "min_rto": min_rto,
-            "max_rto": max_rto,
-            "granularity": granularity,
-            "delayed_ack": delayed_ack,
-            "sack_blocks": sack_blocks,
-            "ecn": ecn,
-            "handshake": handshake,
-            "series": series,
-        }
-    )
-
-
-def precedence(min_th: str, max_th: str, max_p: float | None = None, dscp: list[str | int] | None = None) -> dict[str, Any]:
-    """One drop precedence of an MRED queue: its RED curve and the codepoints it takes."""
-    return _drop_none({"dscp": dscp, "min_th": min_th, "max_th": max_th, "max_p": max_p})
-
-
-def mred(
-    limit: str,
-    precedences: list[dict[str, Any]],
-    *,
-    mode: str | None = None,
-    wq: float | None = None,
-    gentle: bool | None = None,
-    ecn: bool | None = None,
-    mean_pkt_size: str | None = None,
-    series: str | None = None,
-) -> dict[str, Any]:
-    """Multi-precedence RED: `precedences` lowest drop precedence first (see
-    :func:`precedence`); `mode` "coupled" (default: precedence k on the occupancy of
-    0..k, RIO) or "decoupled" (each on its own). Unlisted codepoints go to the last
-    precedence."""
-    return _drop_none(
-        {
-            "type": "mred",
-            "limit": limit,
-            "mode": mode,
-            "wq": wq,
-            "gentle": gentle,
-            "ecn": ecn,
-            "mean_pkt_size": mean_pkt_size,
-            "series": series,
-            "precedence": list(precedences),
-        }
-    )
+def dsd(buffer: str, d: str, *, control: dict[str, Any] | bool | None = None, **keys: Any) -> dict[str, Any]:
+    """ABE's Duplicate Scheduling with Deadlines (draft-hurley-alternative-best-effort 5):
+    the keys of :func:`dsim._params._dsd`; `control=True` adds the control loop with its
+    defaults (``control = {}``)."""
+    if control is True:
+        control = {}
+    elif control is False:
+        control = None
+    return _params._dsd(buffer, d, control=control, **keys)
 
 
 def rio(
@@ -361,92 +177,22 @@ def rio(
     )
 
 
-# -- Assured Forwarding: meters, shapers, actions ------------------------------------------
+def srras(cir: str, *, green: bool = False, **keys: Any) -> dict[str, Any]:
+    """RFC 2963 single rate rate adaptive shaper (srRAS), or G-srRAS with `green` (which
+    needs an :func:`srtcm` meter in the same conditioner); the keys of
+    :func:`dsim._params._srras`. See docs/ras.md."""
+    table = _params._srras(cir, **keys)
+    table["type"] = "g_srras" if green else "srras"
+    return table
 
 
-def token_bucket(rate: str, depth: str) -> dict[str, Any]:
-    """Two-colour token-bucket profiler: green (IN) if the bucket holds the packet."""
-    return {"type": "token_bucket", "rate": rate, "depth": depth}
-
-
-def tsw(target: str, window: str, pout: str | None = None) -> dict[str, Any]:
-    """Time sliding window estimator with probabilistic OUT marking; `pout` = "target"
-    (seed 002, default: Pout = (avg - target) / target) or "avg_rate" (Clark and Fang,
-    seed 001: Pout = (avg - target) / avg)."""
-    return _drop_none({"type": "tsw", "target": target, "window": window, "pout": pout})
-
-
-def tsw3(committed: str, peak: str, window: str) -> dict[str, Any]:
-    """RFC 2859 time sliding window three colour marker."""
-    return {"type": "tsw3", "committed": committed, "peak": peak, "window": window}
-
-
-def srtcm(cir: str, cbs: str, ebs: str, mode: str | None = None) -> dict[str, Any]:
-    """RFC 2697 single rate three colour marker; `mode` "blind" (default) or "aware"."""
-    return _drop_none({"type": "srtcm", "cir": cir, "cbs": cbs, "ebs": ebs, "mode": mode})
-
-
-def trtcm(cir: str, cbs: str, pir: str, pbs: str, mode: str | None = None) -> dict[str, Any]:
-    """RFC 2698 two rate three colour marker; `mode` "blind" (default) or "aware"."""
-    return _drop_none({"type": "trtcm", "cir": cir, "cbs": cbs, "pir": pir, "pbs": pbs, "mode": mode})
-
-
-def tb_shaper(rate: str, depth: str, limit: str) -> dict[str, Any]:
-    """Token-bucket shaper with a buffer of `limit` ("20p" or "30KB")."""
-    return {"type": "token_bucket", "rate": rate, "depth": depth, "limit": limit}
-
-
-def srras(cir: str, *, cir_th: str, mir_th: str, buffer: str, k: str, mir: str | None = None, green: bool = False) -> dict[str, Any]:
-    """RFC 2963 single rate rate adaptive shaper (srRAS; G-srRAS with `green`, which
-    needs an :func:`srtcm` meter in the same conditioner). A tail-drop FIFO of `buffer`
-    bytes emptied at max(EAR, F(occupancy)): F = `cir` up to `cir_th`, linear to `mir` at
-    `mir_th`, `mir` beyond (default: the line rate of the output link; required in
-    :func:`dsim.replay`, which has no link); EAR the exponential average with constant
-    `k` ("100ms"). Rules: cir <= mir <= line rate,
-    cir_th <= mir_th <= buffer. See docs/ras.md."""
-    return _drop_none(
-        {"type": "g_srras" if green else "srras", "cir": cir, "mir": mir, "cir_th": cir_th, "mir_th": mir_th, "buffer": buffer, "k": k}
-    )
-
-
-def trras(
-    cir: str, pir: str, *, cir_th: str, pir_th: str, mir_th: str, buffer: str, k: str, mir: str | None = None, green: bool = False
-) -> dict[str, Any]:
-    """RFC 2963 two rate rate adaptive shaper (trRAS; G-trRAS with `green`, which needs a
-    :func:`trtcm` meter in the same conditioner): F = `cir` up to `cir_th`, linear to
-    `pir` at `pir_th`, linear to `mir` at `mir_th`, `mir` beyond. Rules: cir <= pir <=
-    mir <= line rate, cir_th <= pir_th <= mir_th <= buffer. See docs/ras.md."""
-    return _drop_none(
-        {
-            "type": "g_trras" if green else "trras",
-            "cir": cir,
-            "pir": pir,
-            "mir": mir,
-            "cir_th": cir_th,
-            "pir_th": pir_th,
-            "mir_th": mir_th,
-            "buffer": buffer,
-            "k": k,
-        }
-    )
-
-
-def ef_policer(rate: str | None = None, burst: str | None = None) -> dict[str, Any]:
-    """RFC 2598 section 3 EF edge policer: EF beyond `rate` (default 0: no negotiated
-    rate, every EF packet dropped) and `burst` is dropped and counted as `security`."""
-    return _drop_none({"rate": rate, "burst": burst})
-
-
-def match(
-    flow: list[str] | None = None,
-    src: list[str] | None = None,
-    dst: list[str] | None = None,
-    dscp: list[str | int] | None = None,
-    direction: str | None = None,
-) -> dict[str, Any]:
-    """Which packets a conditioner conditions (every criterion given must hold);
-    `direction` "forward" (default), "reverse" or "any"."""
-    return _drop_none({"flow": flow, "src": src, "dst": dst, "dscp": dscp, "direction": direction})
+def trras(cir: str, pir: str, *, green: bool = False, **keys: Any) -> dict[str, Any]:
+    """RFC 2963 two rate rate adaptive shaper (trRAS), or G-trRAS with `green` (which
+    needs a :func:`trtcm` meter in the same conditioner); the keys of
+    :func:`dsim._params._trras`. See docs/ras.md."""
+    table = _params._trras(cir, pir, **keys)
+    table["type"] = "g_trras" if green else "trras"
+    return table
 
 
 def mark(dscp: str | int) -> dict[str, Any]:
@@ -459,46 +205,9 @@ def demote(dscp: str | int) -> dict[str, Any]:
     return {"demote": dscp}
 
 
-def tfrc(size: str, *, green: float | None = None, green_dscp: int | str | None = None, ecn: bool | None = None) -> dict[str, Any]:
-    """A TCP-friendly rate-adaptive source (RFC 5348 TFRC) of `size` datagrams for ABE.
-
-    green: share of packets tagged green, in [0, 1] (default 0: all carry the flow's
-        dscp); green_dscp: their codepoint (default ABE_GREEN_DSCP); ecn: ECN-capable
-        packets, CE marks count as losses.
-    """
-    return _drop_none({"type": "tfrc", "size": size, "green": green, "green_dscp": green_dscp, "ecn": ecn})
-
-
-def constant(value: str) -> dict[str, Any]:
-    """Always `value` (a size "12KB" or a time "1s")."""
-    return {"type": "constant", "value": value}
-
-
-def exponential(mean: str, max: str | None = None) -> dict[str, Any]:  # noqa: A002 - the schema's key
-    """Exponentially distributed with `mean`, optionally capped at `max`."""
-    return _drop_none({"type": "exponential", "mean": mean, "max": max})
-
-
-def pareto(mean: str, shape: float, max: str | None = None) -> dict[str, Any]:  # noqa: A002
-    """Pareto with `mean` and `shape` (> 1), optionally capped at `max`."""
-    return _drop_none({"type": "pareto", "mean": mean, "shape": shape, "max": max})
-
-
-def lognormal(mean: str, sigma: float, max: str | None = None) -> dict[str, Any]:  # noqa: A002
-    """Lognormal with `mean` and `sigma` (of the underlying normal), optionally capped."""
-    return _drop_none({"type": "lognormal", "mean": mean, "sigma": sigma, "max": max})
-
-
 def uniform(a: str, b: str) -> dict[str, Any]:
     """A flow start drawn uniformly in [a, b] from the flow's own random stream."""
     return {"uniform": [a, b]}
-
-
-def drop(flow: str, *, packet: int | None = None, segment: int | None = None, occurrence: int | None = None) -> dict[str, Any]:
-    """A scripted drop for a link direction's `drop` list: the flow's packet of index
-    `packet`, or its TCP segment number `segment` at its `occurrence`-th crossing (1 = the
-    first transmission)."""
-    return _drop_none({"flow": flow, "packet": packet, "segment": segment, "occurrence": occurrence})
 
 
 def _drop_none(d: dict[str, Any]) -> dict[str, Any]:

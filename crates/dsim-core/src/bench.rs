@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use crate::results::{self, RunInfo};
-use crate::scenario::{self, KeyPath, Scenario, ScenarioError};
+use crate::scenario::{self, ConfigError, KeyPath, Scenario};
 
 /// What one benchmark run measured.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,12 +38,12 @@ pub struct BenchRun {
 
 /// Runs replication 0 of `sc` with base seed `seed` and counts the departures of `port`
 /// (a link direction "FROM->TO").
-pub fn run(sc: &Scenario, seed: u64, port: &str) -> Result<BenchRun, ScenarioError> {
+pub fn run(sc: &Scenario, seed: u64, port: &str) -> Result<BenchRun, ConfigError> {
     let t0 = Instant::now();
     let task_seed = crate::replication_seed(seed, 0);
     let mut sim = scenario::build(sc, task_seed)?;
     let p = sim.net.ports.iter().position(|p| p.name == port).ok_or_else(|| {
-        ScenarioError::new(
+        ConfigError::new(
             KeyPath::root().key("bench").key("port"),
             Some(format!("\"{port}\"")),
             "must name a link direction of the scenario, as FROM->TO",

@@ -27,6 +27,7 @@ pub mod conditioner;
 pub mod engine;
 pub mod net;
 pub mod packet;
+pub mod params;
 pub mod replay;
 pub mod results;
 pub mod scenario;
@@ -44,7 +45,7 @@ use rayon::prelude::*;
 
 use engine::rng::derive_seed;
 use results::Tables;
-use scenario::{Scenario, ScenarioError};
+use scenario::{ConfigError, Scenario};
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -62,17 +63,12 @@ pub struct RunOptions {
 }
 
 /// Runs one replication and returns its tables (the task `[replication]`, see [`task`]).
-pub fn run_one(sc: &Scenario, base_seed: u64, replication: u64) -> Result<Tables, ScenarioError> {
+pub fn run_one(sc: &Scenario, base_seed: u64, replication: u64) -> Result<Tables, ConfigError> {
     run_one_with(sc, base_seed, replication, &RunOptions::default())
 }
 
 /// Runs one replication with `opts` and returns its tables.
-pub fn run_one_with(
-    sc: &Scenario,
-    base_seed: u64,
-    replication: u64,
-    opts: &RunOptions,
-) -> Result<Tables, ScenarioError> {
+pub fn run_one_with(sc: &Scenario, base_seed: u64, replication: u64, opts: &RunOptions) -> Result<Tables, ConfigError> {
     let tables = task::run_task(sc, base_seed, &[replication], None, opts)?;
     Ok(tables.expect("a run without a hook always finishes"))
 }
@@ -80,7 +76,7 @@ pub fn run_one_with(
 /// Runs `replications` replications on `jobs` threads (0 = all cores). The tables are the
 /// same, bit for bit, whatever `jobs` is: each replication has its own seed and the results
 /// are concatenated in replication order.
-pub fn run(sc: &Scenario, base_seed: u64, replications: u64, jobs: usize) -> Result<Tables, ScenarioError> {
+pub fn run(sc: &Scenario, base_seed: u64, replications: u64, jobs: usize) -> Result<Tables, ConfigError> {
     run_with(sc, base_seed, replications, jobs, &RunOptions::default())
 }
 
@@ -91,14 +87,14 @@ pub fn run_with(
     replications: u64,
     jobs: usize,
     opts: &RunOptions,
-) -> Result<Tables, ScenarioError> {
+) -> Result<Tables, ConfigError> {
     scenario::validate(sc)?;
     let one = |r: u64| run_one_with(sc, base_seed, r, opts);
-    let parts: Vec<Result<Tables, ScenarioError>> = if jobs == 1 || replications <= 1 {
+    let parts: Vec<Result<Tables, ConfigError>> = if jobs == 1 || replications <= 1 {
         (0..replications).map(one).collect()
     } else {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().map_err(|e| {
-            ScenarioError::new(
+            ConfigError::new(
                 scenario::KeyPath::root(),
                 None,
                 format!("cannot start {jobs} worker threads: {e}"),

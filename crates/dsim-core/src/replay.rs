@@ -29,7 +29,7 @@ use crate::scenario::build::build_qdisc;
 use crate::scenario::build_af::{BlockParts, FlowRef, block_parts, block_states};
 use crate::scenario::schema::QueueSpec;
 use crate::scenario::schema_af::{ConditionerSpec, MeterSpec};
-use crate::scenario::{KeyPath, ScenarioError};
+use crate::scenario::{ConfigError, KeyPath};
 use crate::sched::{Qdisc, QueueCtx, Verdict};
 use crate::stats::DropCause;
 use crate::stats::Window;
@@ -83,10 +83,10 @@ pub fn kinds() -> Vec<&'static str> {
 const PLACE: &str = "at = \"replay\"\n";
 
 /// Reads a mechanism from its scenario table (TOML text), with `rate` for queue disciplines.
-pub fn mechanism_from_toml(text: &str, rate: Option<Rate>) -> Result<Mechanism, ScenarioError> {
+pub fn mechanism_from_toml(text: &str, rate: Option<Rate>) -> Result<Mechanism, ConfigError> {
     parse_mechanism(text, rate).map_err(|mut e| {
         if e.line.is_none() {
-            let (line, value) = crate::scenario::error::locate(text, &e.path);
+            let (line, value) = crate::scenario::locate::locate(text, &e.path);
             e.line = line;
             e.value = value.or(e.value);
         }
@@ -94,14 +94,14 @@ pub fn mechanism_from_toml(text: &str, rate: Option<Rate>) -> Result<Mechanism, 
     })
 }
 
-fn parse_mechanism(text: &str, rate: Option<Rate>) -> Result<Mechanism, ScenarioError> {
+fn parse_mechanism(text: &str, rate: Option<Rate>) -> Result<Mechanism, ConfigError> {
     let root = KeyPath::root();
     let table: toml::Table = toml::from_str(text)
-        .map_err(|e| ScenarioError::new(root.clone(), None, format!("not valid TOML: {}", e.message())))?;
+        .map_err(|e| ConfigError::new(root.clone(), None, format!("not valid TOML: {}", e.message())))?;
     let kind = match table.get("type") {
         Some(toml::Value::String(t)) => t.clone(),
         Some(other) => {
-            return Err(ScenarioError::new(
+            return Err(ConfigError::new(
                 root.key("type"),
                 Some(other.to_string()),
                 "a mechanism type is a string",
@@ -119,14 +119,14 @@ fn parse_mechanism(text: &str, rate: Option<Rate>) -> Result<Mechanism, Scenario
     if QueueSpec::TAGS.contains(&kind.as_str()) {
         let spec: QueueSpec = crate::scenario::deserialize_value(text)?;
         let Some(rate) = rate else {
-            return Err(ScenarioError::new(
+            return Err(ConfigError::new(
                 root.key("rate"),
                 None,
                 "a queue discipline needs the rate of the link it feeds",
             ));
         };
         if rate.0 == 0 {
-            return Err(ScenarioError::new(
+            return Err(ConfigError::new(
                 root.key("rate"),
                 Some(format!("\"{rate}\"")),
                 "a rate must be greater than 0",
@@ -135,7 +135,7 @@ fn parse_mechanism(text: &str, rate: Option<Rate>) -> Result<Mechanism, Scenario
         build_qdisc(&spec, rate, &root)?;
         return Ok(Mechanism::Queue { spec, rate });
     }
-    Err(ScenarioError::new(
+    Err(ConfigError::new(
         root.key("type"),
         Some(format!("\"{kind}\"")),
         format!("replay knows no mechanism of this type; known: {}", kinds().join(", ")),
@@ -143,10 +143,10 @@ fn parse_mechanism(text: &str, rate: Option<Rate>) -> Result<Mechanism, Scenario
 }
 
 /// A `[[conditioner]]` table without `type`: a whole block. Placement keys do not apply.
-fn conditioner_from_toml(text: &str, table: &toml::Table) -> Result<Mechanism, ScenarioError> {
+fn conditioner_from_toml(text: &str, table: &toml::Table) -> Result<Mechanism, ConfigError> {
     for key in ["at", "side", "interface"] {
         if table.contains_key(key) {
-            return Err(ScenarioError::new(
+            return Err(ConfigError::new(
                 KeyPath::root().key(key),
                 table.get(key).map(|v| v.to_string()),
                 "a replayed conditioner has no placement: leave at, side and interface out",
@@ -154,7 +154,7 @@ fn conditioner_from_toml(text: &str, table: &toml::Table) -> Result<Mechanism, S
         }
     }
     if !["meter", "shaper", "ef_policer"].iter().any(|k| table.contains_key(*k)) {
-        return Err(ScenarioError::new(
+        return Err(ConfigError::new(
             KeyPath::root().key("type"),
             None,
             format!(
@@ -174,18 +174,18 @@ fn conditioner_from_toml(text: &str, table: &toml::Table) -> Result<Mechanism, S
 
 /// Builds the conditioner's parts once, for the errors they may raise; flow names are
 /// checked when the trace (which names the flows) is replayed.
-fn check_conditioner(spec: &ConditionerSpec) -> Result<(), ScenarioError> {
+fn check_conditioner(spec: &ConditionerSpec) -> Result<(), ConfigError> {
     let mut probe = spec.clone();
     probe.matcher.flow.clear();
     conditioner_block(&probe, &[], 0).map(|_| ())
 }
 
 /// The block and its states, the trace's flows standing for the scenario's.
-fn conditioner_block(spec: &ConditionerSpec, flows: &[String], seed: u64) -> Result<Conditioners, ScenarioError> {
+fn conditioner_block(spec: &ConditionerSpec, flows: &[String], seed: u64) -> Result<Conditioners, ConfigError> {
     let root = KeyPath::root();
     for (key, list) in [("src", &spec.matcher.src), ("dst", &spec.matcher.dst)] {
         if !list.is_empty() {
-            return Err(ScenarioError::new(
+            return Err(ConfigError::new(
                 root.key("match").key(key),
                 None,
                 "a trace has no nodes: match by flow or dscp",
@@ -222,18 +222,18 @@ fn conditioner_block(spec: &ConditionerSpec, flows: &[String], seed: u64) -> Res
 }
 
 /// Checks a trace before replaying it: times must not decrease, sizes must be positive.
-pub fn check_trace(arrivals: &[Arrival]) -> Result<(), ScenarioError> {
+pub fn check_trace(arrivals: &[Arrival]) -> Result<(), ConfigError> {
     let row = |i: usize| KeyPath::root().key("trace").index(i);
     for (i, a) in arrivals.iter().enumerate() {
         if a.size == 0 {
-            return Err(ScenarioError::new(
+            return Err(ConfigError::new(
                 row(i).key("size"),
                 Some("0".into()),
                 "a packet has at least one byte",
             ));
         }
         if i > 0 && a.time < arrivals[i - 1].time {
-            return Err(ScenarioError::new(
+            return Err(ConfigError::new(
                 row(i).key("time"),
                 Some(format!("{}ns", a.time.0)),
                 format!(
@@ -255,14 +255,14 @@ pub fn replay(
     arrivals: &[Arrival],
     flows: &[String],
     seed: u64,
-) -> Result<Vec<Outcome>, ScenarioError> {
+) -> Result<Vec<Outcome>, ConfigError> {
     check_trace(arrivals)?;
     if let Some((i, a)) = arrivals
         .iter()
         .enumerate()
         .find(|(_, a)| a.flow as usize >= flows.len().max(1))
     {
-        return Err(ScenarioError::new(
+        return Err(ConfigError::new(
             KeyPath::root().key("trace").index(i).key("flow"),
             Some(a.flow.to_string()),
             format!("the trace names {} flows", flows.len()),
@@ -279,7 +279,7 @@ fn replay_conditioner(
     arrivals: &[Arrival],
     flows: &[String],
     seed: u64,
-) -> Result<Vec<Outcome>, ScenarioError> {
+) -> Result<Vec<Outcome>, ConfigError> {
     let mut conds = conditioner_block(spec, flows, seed)?;
     let start = Cont {
         chain: ChainRef::Egress(0),
@@ -379,7 +379,7 @@ fn replay_conditioner(
     Ok(out)
 }
 
-fn replay_queue(spec: &QueueSpec, rate: Rate, arrivals: &[Arrival], seed: u64) -> Result<Vec<Outcome>, ScenarioError> {
+fn replay_queue(spec: &QueueSpec, rate: Rate, arrivals: &[Arrival], seed: u64) -> Result<Vec<Outcome>, ConfigError> {
     let mut qdisc = build_qdisc(spec, rate, &KeyPath::root())?;
     let mut rng = stream(seed, "queue:replay");
     let mut pkts = PacketArena::with_capacity(256);

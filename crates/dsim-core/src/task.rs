@@ -21,7 +21,7 @@ use std::time::{Duration as WallDuration, Instant};
 use crate::RunOptions;
 use crate::engine::rng::derive_seed;
 use crate::results::{self, RunInfo, Tables};
-use crate::scenario::{self, Scenario, ScenarioError};
+use crate::scenario::{self, ConfigError, Scenario};
 use crate::sim::Simulation;
 use crate::time::SimTime;
 
@@ -50,7 +50,7 @@ pub fn run_task(
     coords: &[u64],
     hook: Option<Hook<'_>>,
     opts: &RunOptions,
-) -> Result<Option<Tables>, ScenarioError> {
+) -> Result<Option<Tables>, ConfigError> {
     let seed = derive_seed(base_seed, coords);
     let replication = coords.last().copied().unwrap_or(0);
     let t0 = Instant::now();
@@ -79,8 +79,8 @@ pub fn run_task(
     Ok(Some(results::collect(&sim, &info)))
 }
 
-fn capture_error(e: std::io::Error) -> ScenarioError {
-    ScenarioError::new(
+fn capture_error(e: std::io::Error) -> ConfigError {
+    ConfigError::new(
         crate::scenario::KeyPath::root().key("capture"),
         None,
         format!("cannot write the capture: {e}"),

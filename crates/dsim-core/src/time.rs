@@ -301,9 +301,16 @@ impl Fraction {
 // ---------------------------------------------------------------------------------------
 // Display: the canonical spelling, used in messages and when a scenario is written back.
 
+/// `v` in the largest unit that divides it; zero in the base unit ("0bps", "0B"), except a
+/// time ("0s").
 fn write_scaled(f: &mut fmt::Formatter<'_>, v: u64, units: &[(&str, u64)]) -> fmt::Result {
     if v == 0 {
-        return write!(f, "0{}", units[0].0);
+        let zero = if units[0].0 == "s" {
+            "s"
+        } else {
+            units.last().map_or("", |u| u.0)
+        };
+        return write!(f, "0{zero}");
     }
     for &(name, factor) in units {
         if v >= factor && v % factor == 0 {

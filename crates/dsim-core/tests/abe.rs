@@ -2,7 +2,7 @@
 //! network against flat best effort.
 
 use dsim_core::results::{Column, Table};
-use dsim_core::scenario::{self, ScenarioError};
+use dsim_core::scenario::{self, ConfigError};
 
 /// A dumbbell: hosts S1 (blue) and S2 (green) -> R1 -> R2 -> D, bottleneck R1 -> R2 at 1 Mbit/s,
 /// 50 ms, with the queue given.
@@ -169,7 +169,7 @@ fn dsd_bounds_green_delay_and_is_transparent_to_blue() {
     assert_eq!(rows, [0, 1]);
 }
 
-fn refused(queue: &str) -> ScenarioError {
+fn refused(queue: &str) -> ConfigError {
     let text = dumbbell(queue, "");
     scenario::from_toml(&text).expect_err("must be refused")
 }
@@ -236,7 +236,7 @@ fn dsd_errors_name_the_key_value_and_rule() {
         (
             r#"{ type = "dsd", buffer = "75KB", d = "10ms", red = { min_th = "4KB", max_th = "8KB", mean_pkt_size = "0B" } }"#,
             "red.mean_pkt_size",
-            "1B ... 65535B",
+            "[1B, 65535B]",
         ),
         (
             r#"{ type = "dsd", buffer = "75KB", d = "10ms", control = { period = "0s" } }"#,

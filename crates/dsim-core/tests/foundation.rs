@@ -2,7 +2,7 @@
 //! computed by hand (the computation is in the comment above the assertion).
 
 use dsim_core::results::{Column, Table, Tables};
-use dsim_core::scenario::{self, ScenarioError};
+use dsim_core::scenario::{self, ConfigError};
 
 fn run(toml: &str, seed: u64, replications: u64) -> Tables {
     let sc = scenario::from_toml(toml).unwrap_or_else(|e| panic!("scenario refused: {e}"));
@@ -356,7 +356,7 @@ fn time_weighted_queue_length_of_a_saturated_queue() {
     assert!(mean > 99.0 && mean <= 100.0, "{mean}");
 }
 
-fn refused(toml: &str) -> ScenarioError {
+fn refused(toml: &str) -> ConfigError {
     match scenario::from_toml(toml) {
         Ok(_) => panic!("accepted:\n{toml}"),
         Err(e) => e,

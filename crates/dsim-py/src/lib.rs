@@ -13,12 +13,12 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use dsim_core::results::Tables;
-use dsim_core::scenario::{self, Scenario, ScenarioError};
+use dsim_core::scenario::{self, ConfigError, Scenario};
 use dsim_core::task::Progress;
 
 use crate::arrow::ArrowTable;
 
-fn scenario_error(py: Python<'_>, e: &ScenarioError) -> PyErr {
+fn scenario_error(py: Python<'_>, e: &ConfigError) -> PyErr {
     let make = || -> PyResult<PyErr> {
         let cls = py.import("dsim.errors")?.getattr("ScenarioError")?;
         let path = e.path.to_string();
@@ -37,7 +37,7 @@ fn simulation_error(py: Python<'_>, message: String) -> PyErr {
 }
 
 /// Runs `f` without the GIL and turns a panic into a `SimulationError` naming `context`.
-fn guarded<T: Send>(py: Python<'_>, context: &str, f: impl FnOnce() -> Result<T, ScenarioError> + Send) -> PyResult<T> {
+fn guarded<T: Send>(py: Python<'_>, context: &str, f: impl FnOnce() -> Result<T, ConfigError> + Send) -> PyResult<T> {
     let outcome = py.detach(|| catch_unwind(AssertUnwindSafe(f)));
     match outcome {
         Ok(Ok(v)) => Ok(v),
@@ -64,6 +64,15 @@ fn parse(py: Python<'_>, text: &str) -> PyResult<Scenario> {
 #[pyfunction]
 fn validate(py: Python<'_>, toml: &str) -> PyResult<()> {
     parse(py, toml).map(|_| ())
+}
+
+/// The schema of every table a scenario may hold, as JSON: each key's kind and unit,
+/// whether it is required, its default, range, help and document section (see
+/// `dsim_core::params`). The Python builders and the parameter tables of the docs are
+/// generated from it.
+#[pyfunction]
+fn schema() -> String {
+    dsim_core::params::schema::catalog::<Scenario>().to_string()
 }
 
 /// The canonical TOML of a scenario (formatting, comments and key order removed).
@@ -101,7 +110,7 @@ fn parse_dscp(py: Python<'_>, text: &str, path: &str) -> PyResult<u8> {
     dsim_core::packet::Dscp::parse(text).map(|d| d.0).map_err(|rule| {
         scenario_error(
             py,
-            &ScenarioError::new(scenario::KeyPath::parse(path), Some(format!("\"{text}\"")), rule),
+            &ConfigError::new(scenario::KeyPath::parse(path), Some(format!("\"{text}\"")), rule),
         )
     })
 }
@@ -142,13 +151,13 @@ fn replay(
     use dsim_core::results::{Column, Table};
     use dsim_core::time::{Rate, SimTime};
     let root = scenario::KeyPath::root();
-    let rate =
-        match rate {
-            Some(r) => Some(Rate::parse(r).map_err(|e| {
-                scenario_error(py, &ScenarioError::new(root.key("rate"), Some(format!("\"{r}\"")), e.0))
-            })?),
-            None => None,
-        };
+    let rate = match rate {
+        Some(r) => Some(
+            Rate::parse(r)
+                .map_err(|e| scenario_error(py, &ConfigError::new(root.key("rate"), Some(format!("\"{r}\"")), e.0)))?,
+        ),
+        None => None,
+    };
     let n = times_ns.len();
     if [sizes.len(), dscps.len(), flows.len(), colors.len()]
         .iter()
@@ -164,7 +173,7 @@ fn replay(
             let path = root.key("trace").index(i).key("size");
             scenario_error(
                 py,
-                &ScenarioError::new(path, Some(sizes[i].to_string()), "a packet is at most 4 GB"),
+                &ConfigError::new(path, Some(sizes[i].to_string()), "a packet is at most 4 GB"),
             )
         })?;
         let color = Color::ALL.get(colors[i] as usize).copied();
@@ -225,7 +234,7 @@ fn replay(
 fn io_error(py: Python<'_>, path: &std::path::Path, e: std::io::Error) -> PyErr {
     scenario_error(
         py,
-        &ScenarioError::new(scenario::KeyPath::root(), None, format!("{}: {e}", path.display())),
+        &ConfigError::new(scenario::KeyPath::root(), None, format!("{}: {e}", path.display())),
     )
 }
 
@@ -367,6 +376,7 @@ fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__pgo__", option_env!("DSIM_PGO") == Some("1"))?;
     m.add_class::<ArrowTable>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_toml, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_hash, m)?)?;
     m.add_function(wrap_pyfunction!(replication_seed, m)?)?;

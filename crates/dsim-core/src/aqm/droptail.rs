@@ -11,8 +11,68 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Serialize};
+
+use super::AqmQueue;
 use crate::packet::PktId;
+use crate::params::{ConfigError, KeyPath, Params};
 use crate::time::Limit;
+
+fn default_limit() -> Limit {
+    Limit::Packets(100)
+}
+
+/// `type = "droptail"`: a FIFO queue that refuses what does not fit under its limit. The
+/// queue of every port that does not say otherwise.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+pub struct DroptailSpec {
+    /// Physical limit: packets ("100p") or bytes ("64KB").
+    #[serde(default = "default_limit")]
+    #[param(range = "(0, inf)")]
+    pub limit: Limit,
+    /// With a byte limit, admit a packet whenever the queue holds at most `limit` bytes,
+    /// so that it may end less than one packet above it (dummynet's rule); false: the
+    /// packet must fit (ns-2, Linux bfifo).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub overshoot: bool,
+}
+
+/// `overshoot` is dummynet's byte-limit rule: it needs a byte limit.
+pub fn check_overshoot(overshoot: bool, limit: Limit, path: &KeyPath) -> Result<(), ConfigError> {
+    if overshoot && matches!(limit, Limit::Packets(_)) {
+        return Err(ConfigError::new(
+            path.clone(),
+            Some("true".into()),
+            format!(
+                "overshoot changes how a byte limit admits packets; the limit here is in \
+                 packets ({limit}): give it in bytes or drop overshoot"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl Default for DroptailSpec {
+    fn default() -> Self {
+        DroptailSpec {
+            limit: default_limit(),
+            overshoot: false,
+        }
+    }
+}
+
+impl DroptailSpec {
+    /// The queue this table declares.
+    pub fn queue(&self, path: &KeyPath) -> Result<AqmQueue, ConfigError> {
+        self.check(path)?;
+        check_overshoot(self.overshoot, self.limit, &path.key("overshoot"))?;
+        Ok(AqmQueue::new(
+            DropTailQueue::new(self.limit).with_overshoot(self.overshoot),
+            super::Aqm::DropTail,
+        ))
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct DropTailQueue {

@@ -17,9 +17,9 @@ pub mod mred;
 pub mod red;
 pub mod series;
 
-pub use droptail::DropTailQueue;
-pub use mred::{Mred, MredMode};
-pub use red::{Congestion, RedParams, RedVars};
+pub use droptail::{DropTailQueue, DroptailSpec};
+pub use mred::{Mred, MredMode, MredSpec, PrecedenceSpec};
+pub use red::{Congestion, RedAveraging, RedCurve, RedParams, RedSpec, RedVars};
 pub use series::{QueueSeries, SeriesRow};
 
 use rand::RngExt;

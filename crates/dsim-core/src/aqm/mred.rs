@@ -33,14 +33,114 @@
 //! limit is the FIFO's; its overflow is counted apart from early and forced drops, per
 //! precedence, by the port.
 
-use super::count_as_f64;
-use super::red::{Congestion, RedParams, RedVars};
-use crate::time::SimTime;
+use serde::{Deserialize, Serialize};
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+use super::red::{Congestion, RedParams, RedVars, series_unit};
+use super::{Aqm, AqmQueue, DropTailQueue, QueueSeries, count_as_f64};
+use crate::packet::Dscp;
+use crate::params::{ConfigError, KeyPath, Params};
+use crate::time::{Duration, Limit, Rate, SimTime};
+
+/// Which packets a precedence's virtual queue holds.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Params)]
+#[serde(rename_all = "snake_case")]
 pub enum MredMode {
+    /// VQ_k holds precedences 0..=k (RIO with two precedences; seed 001 section 2).
+    #[default]
     Coupled,
+    /// VQ_k holds precedence k only (seed 001 section 5).
     Decoupled,
+}
+
+crate::red_table! {
+    [averaging]
+    /// `type = "mred"`: one FIFO queue with multi-precedence RED, coupled (RIO) or
+    /// decoupled.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+    #[serde(deny_unknown_fields)]
+    #[param(document = "draft-ibanez-diffserv-assured-eval-00 2.1.1 (RIO); draft-nsbnpp-diffserv-udptcpaf-01 2, 5")]
+    pub struct MredSpec {
+        /// Physical limit: packets ("100p") or bytes ("64KB"); shared by every precedence.
+        #[param(range = "(0, inf)")]
+        pub limit: Limit,
+        /// coupled: a precedence's average counts the packets of every lower precedence
+        /// too (RIO); decoupled: its own packets only.
+        #[serde(default)]
+        pub mode: MredMode,
+        /// Mark ECN-capable packets CE on an early verdict instead of dropping them.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub ecn: bool,
+        /// Record every precedence's average and occupancy this often (`queue_series`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[param(range = "(0, inf)")]
+        pub series: Option<Duration>,
+        /// The drop precedences, lowest first (DP0, or IN for RIO); codepoints no
+        /// precedence lists go to the last one.
+        #[param(nonempty)]
+        pub precedence: Vec<PrecedenceSpec>,
+    }
+}
+
+crate::red_table! {
+    [curve]
+    /// One drop precedence of an MRED queue: its codepoints and its RED curve.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+    #[serde(deny_unknown_fields)]
+    pub struct PrecedenceSpec {
+        /// Codepoints of this precedence.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub dscp: Vec<Dscp>,
+    }
+}
+
+/// At most one precedence per codepoint.
+const MAX_PRECEDENCES: usize = 64;
+
+impl MredSpec {
+    /// The FIFO with multi-precedence RED this table declares, at a port of `rate`.
+    pub fn queue(&self, rate: Rate, path: &KeyPath) -> Result<AqmQueue, ConfigError> {
+        self.check(path)?;
+        let n = self.precedence.len();
+        if n > MAX_PRECEDENCES {
+            return Err(ConfigError::new(
+                path.key("precedence"),
+                Some(n.to_string()),
+                "at most 64 precedences (one per codepoint)",
+            ));
+        }
+        let mut curves: Vec<RedParams> = Vec::with_capacity(n);
+        let mut map = [(n - 1) as u8; 64];
+        let mut owner: [Option<usize>; 64] = [None; 64];
+        for (k, p) in self.precedence.iter().enumerate() {
+            let pp = path.key("precedence").index(k);
+            let curve = RedParams::new(p.curve(), self.averaging(), Some(self.limit), rate, &pp)?;
+            if curves.first().is_some_and(|c| c.bytes != curve.bytes) {
+                return Err(ConfigError::new(
+                    pp.key("min_th"),
+                    Some(format!("\"{}\"", p.min_th)),
+                    "every precedence must use the same unit for its thresholds (packets or bytes): the virtual queues add up",
+                ));
+            }
+            curves.push(curve);
+            for (i, d) in p.dscp.iter().enumerate() {
+                if let Some(j) = owner[d.0 as usize] {
+                    return Err(ConfigError::new(
+                        pp.key("dscp").index(i),
+                        Some(format!("\"{d}\"")),
+                        format!("this codepoint already belongs to precedence[{j}]"),
+                    ));
+                }
+                owner[d.0 as usize] = Some(k);
+                map[d.0 as usize] = k as u8;
+            }
+        }
+        let unit = series_unit(curves[0].bytes);
+        let mut q = AqmQueue::new(DropTailQueue::new(self.limit), Aqm::Mred(Mred::new(self.mode, curves)));
+        q.precedence_map = map;
+        q.ecn = self.ecn;
+        q.series = self.series.map(|i| QueueSeries::new(i, unit));
+        Ok(q)
+    }
 }
 
 /// One virtual queue: its RED curve, its average, count and idle time, and its

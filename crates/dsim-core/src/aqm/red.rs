@@ -46,8 +46,161 @@
 //!
 //! Parameters, evolving variables and statistics are apart, as in Linux `red.h`:
 //! [`RedParams`] (validated at build), [`RedVars`]; the port counts drops by cause.
+//!
+//! Configuration: the keys of a curve (`min_th`, `max_th`, `max_p`) and of the average
+//! (`wq`, `gentle`, `mean_pkt_size`) are declared once, in [`red_table!`], and shared by
+//! every table that holds them: `type = "red"` ([`RedSpec`]), an MRED precedence and MRED
+//! itself (`super::mred`), DSD's virtual RED (`crate::sched::dsd`).
 
-use crate::time::{NS_PER_SEC, Rate, SimTime};
+use serde::{Deserialize, Serialize};
+
+use super::{AqmQueue, DropTailQueue, QueueSeries};
+use crate::params::{ConfigError, KeyPath, Params};
+use crate::time::{Bytes, Duration, Limit, NS_PER_SEC, Rate, SimTime};
+
+// ---------------------------------------------------------------------------------------
+// Configuration
+
+pub fn default_max_p() -> f64 {
+    0.1
+}
+pub fn default_wq() -> f64 {
+    0.002
+}
+pub fn default_mean_pkt_size() -> Bytes {
+    Bytes(500)
+}
+
+/// Declares a configuration table that holds RED keys: `[curve]` (min_th, max_th, max_p),
+/// `[averaging]` (wq, gentle, mean_pkt_size) or both, after the table's own fields, with a
+/// `curve()` and / or `averaging()` accessor. The keys are written here once, whatever
+/// table they appear in (serde's `flatten` cannot be combined with `deny_unknown_fields`).
+#[macro_export]
+macro_rules! red_table {
+    ([$($group:ident),*] $(#[$attr:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+        $crate::red_table!(@emit [$(#[$attr])*] $name [$($fields)*] [$($group),*]);
+    };
+    (@emit [$($attr:tt)*] $name:ident [$($fields:tt)*] []) => {
+        $($attr)*
+        pub struct $name { $($fields)* }
+    };
+    (@emit $attrs:tt $name:ident [$($fields:tt)*] [curve $(, $rest:ident)*]) => {
+        $crate::red_table!(@emit $attrs $name [$($fields)*
+            /// Minimum threshold on the average queue: packets ("5p") or bytes ("5KB",
+            /// byte mode). Below it nothing is dropped early.
+            #[param(section = "4")]
+            pub min_th: $crate::time::Limit,
+            /// Maximum threshold, in min_th's unit: the average at which the drop
+            /// probability reaches max_p; above it every packet is dropped (from 2 max_th in
+            /// gentle mode).
+            #[param(section = "4")]
+            pub max_th: $crate::time::Limit,
+            /// Drop probability when the average reaches max_th.
+            #[serde(default = "crate::aqm::red::default_max_p")]
+            #[param(range = "(0, 1]", section = "4")]
+            pub max_p: f64,
+        ] [$($rest),*]);
+        impl $name {
+            /// The RED curve of this table.
+            pub fn curve(&self) -> $crate::aqm::red::RedCurve {
+                $crate::aqm::red::RedCurve { min_th: self.min_th, max_th: self.max_th, max_p: self.max_p }
+            }
+        }
+    };
+    (@emit $attrs:tt $name:ident [$($fields:tt)*] [averaging $(, $rest:ident)*]) => {
+        $crate::red_table!(@emit $attrs $name [$($fields)*
+            /// Weight of the newest queue sample in the average queue size.
+            #[serde(default = "crate::aqm::red::default_wq")]
+            #[param(range = "(0, 1)", section = "4")]
+            pub wq: f64,
+            /// Gentle mode: between max_th and 2 max_th the drop probability rises from max_p
+            /// to 1 instead of jumping to 1 (Floyd 2000, as in ns-2).
+            #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+            pub gentle: bool,
+            /// Mean packet size: sets the typical transmission time s of the idle-time
+            /// correction (m = idle / s), and scales pb by size / mean in byte mode.
+            #[serde(default = "crate::aqm::red::default_mean_pkt_size")]
+            #[param(range = "[1B, 65535B]", section = "4")]
+            pub mean_pkt_size: $crate::time::Bytes,
+        ] [$($rest),*]);
+        impl $name {
+            /// How this table's RED averages the queue.
+            pub fn averaging(&self) -> $crate::aqm::red::RedAveraging {
+                $crate::aqm::red::RedAveraging { wq: self.wq, gentle: self.gentle, mean_pkt_size: self.mean_pkt_size }
+            }
+        }
+    };
+}
+
+/// One RED curve as configured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RedCurve {
+    pub min_th: Limit,
+    pub max_th: Limit,
+    pub max_p: f64,
+}
+
+/// How RED averages the queue, as configured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RedAveraging {
+    pub wq: f64,
+    pub gentle: bool,
+    pub mean_pkt_size: Bytes,
+}
+
+red_table! {
+    [curve, averaging]
+    /// `type = "red"`: one FIFO queue with RED (Floyd and Jacobson 1993).
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+    #[serde(deny_unknown_fields)]
+    #[param(document = "S. Floyd and V. Jacobson, Random Early Detection Gateways for Congestion Avoidance, 1993")]
+    pub struct RedSpec {
+        /// Physical limit: packets ("100p") or bytes ("64KB"); a packet that does not fit
+        /// is an overflow drop.
+        #[param(range = "(0, inf)")]
+        pub limit: Limit,
+        /// Mark ECN-capable packets CE on an early verdict instead of dropping them (RFC
+        /// 3168); forced verdicts always drop.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        pub ecn: bool,
+        /// Record the average and the instantaneous queue every this long (the
+        /// `queue_series` table).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[param(range = "(0, inf)")]
+        pub series: Option<Duration>,
+    }
+}
+
+impl RedSpec {
+    /// The FIFO with RED this table declares, at a port of `rate`.
+    pub fn queue(&self, rate: Rate, path: &KeyPath) -> Result<AqmQueue, ConfigError> {
+        self.check(path)?;
+        let params = RedParams::new(self.curve(), self.averaging(), Some(self.limit), rate, path)?;
+        let unit = series_unit(params.bytes);
+        let mut q = AqmQueue::new(
+            DropTailQueue::new(self.limit),
+            super::Aqm::Red(super::Red {
+                params,
+                vars: RedVars::default(),
+            }),
+        );
+        q.ecn = self.ecn;
+        q.series = self.series.map(|i| QueueSeries::new(i, unit));
+        Ok(q)
+    }
+}
+
+/// The unit of a queue series' occupancy columns.
+pub fn series_unit(bytes: bool) -> &'static str {
+    if bytes { "bytes" } else { "pkts" }
+}
+
+fn limit_value(l: Limit) -> (f64, bool) {
+    match l {
+        Limit::Packets(n) => (n as f64, false),
+        Limit::Bytes(b) => (b as f64, true),
+    }
+}
 
 /// The congestion signal RED gives an arriving packet.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -106,6 +259,45 @@ pub fn typical_tx_time_ns(rate: Rate, mean_pkt_size: u64) -> f64 {
 }
 
 impl RedParams {
+    /// The parameters of `curve` averaged as `avg` on a queue of `limit` (None: none
+    /// applies) at a port of `rate`: min_th < max_th in one unit, max_th within the limit
+    /// when both are in the same unit. `path` is the table holding the curve.
+    pub fn new(
+        curve: RedCurve,
+        avg: RedAveraging,
+        limit: Option<Limit>,
+        rate: Rate,
+        path: &KeyPath,
+    ) -> Result<Self, ConfigError> {
+        let refuse = |rule: String| ConfigError::new(path.key("max_th"), Some(format!("\"{}\"", curve.max_th)), rule);
+        let ((lo, lo_bytes), (hi, hi_bytes)) = (limit_value(curve.min_th), limit_value(curve.max_th));
+        if lo_bytes != hi_bytes {
+            return Err(refuse(format!(
+                "min_th ({}) and max_th must use the same unit (packets or bytes)",
+                curve.min_th
+            )));
+        }
+        if lo >= hi {
+            return Err(refuse(format!("max_th must be greater than min_th ({})", curve.min_th)));
+        }
+        if let Some(limit) = limit {
+            let (lim, lim_bytes) = limit_value(limit);
+            if lim_bytes == hi_bytes && hi > lim {
+                return Err(refuse(format!("max_th must not exceed the queue limit ({limit})")));
+            }
+        }
+        Ok(RedParams {
+            min_th: lo,
+            max_th: hi,
+            max_p: curve.max_p,
+            wq: avg.wq,
+            gentle: avg.gentle,
+            bytes: hi_bytes,
+            mean_pkt_size: avg.mean_pkt_size.0 as f64,
+            s_ns: typical_tx_time_ns(rate, avg.mean_pkt_size.0),
+        })
+    }
+
     /// Updates `avg` on a packet arrival; `q` is the current queue size (packets or
     /// bytes, before the arriving packet).
     #[inline]

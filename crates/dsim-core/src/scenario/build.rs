@@ -6,10 +6,9 @@
 use std::collections::{HashMap, HashSet};
 
 use super::build_af;
-use super::error::{KeyPath, ScenarioError};
 use super::schema::{
-    AppSpec, CbrSpec, DirectionSpec, DroptailSpec, DsdControlSpec, DsdRedSpec, DsdSpec, FlowSpec, LinkSpec,
-    PoissonSpec, QueueSpec, Scenario, TfrcSpec,
+    AppSpec, CbrSpec, DirectionSpec, DsdControlSpec, DsdRedSpec, DsdSpec, FlowSpec, LinkSpec, PoissonSpec, QueueSpec,
+    Scenario, TfrcSpec,
 };
 use super::{capture, transport};
 use crate::app::{Adaptive, App, Cbr, Poisson};
@@ -17,6 +16,7 @@ use crate::aqm::{AqmQueue, RedParams};
 use crate::engine::rng::stream;
 use crate::net::{Network, Node, NodeKind, Port, Routes};
 use crate::packet::{Dscp, NodeId, PortId};
+use crate::params::{ConfigError, KeyPath, Params};
 use crate::sched::dsd::{Dsd, DsdParams, control::ControlParams, is_valid_green_dscp};
 use crate::sched::{Fifo, Qdisc};
 use crate::sim::{Flow, Simulation, Transport};
@@ -25,14 +25,14 @@ use crate::time::{Duration, Fraction, Limit, Rate, SimTime};
 use crate::transport::tcp::TcpFlow;
 use crate::transport::udp::{MIN_DATAGRAM, UdpSender};
 
-type Result<T> = std::result::Result<T, ScenarioError>;
+type Result<T> = std::result::Result<T, ConfigError>;
 
 /// Flows per scenario: each keeps its transport state and statistics (a few KB), so a
 /// million is already gigabytes; a larger count is a typo more likely than a plan.
 const MAX_FLOWS: usize = 1_000_000;
 
 pub(super) fn err<T>(path: KeyPath, value: impl ToString, rule: impl Into<String>) -> Result<T> {
-    Err(ScenarioError::new(path, Some(value.to_string()), rule))
+    Err(ConfigError::new(path, Some(value.to_string()), rule))
 }
 
 pub(super) fn quoted(s: &str) -> String {
@@ -42,6 +42,8 @@ pub(super) fn quoted(s: &str) -> String {
 /// Builds the simulation of one run of `sc` with `seed`.
 pub fn build(sc: &Scenario, seed: u64) -> Result<Simulation> {
     let root = KeyPath::root();
+    // Every declared range and rule, nested tables included, before anything is built.
+    sc.check(&root)?;
     check_run(sc, &root)?;
     let names = node_names(sc, &root.key("nodes"))?;
     let mut net = build_network(sc, &names, seed, &root)?;
@@ -116,7 +118,7 @@ pub(super) fn lookup(
     names.get(name).copied().ok_or_else(|| {
         let mut known: Vec<&str> = names.keys().map(String::as_str).collect();
         known.sort();
-        ScenarioError::new(
+        ConfigError::new(
             path,
             Some(quoted(name)),
             format!("no node has this name; declared nodes: {}", known.join(", ")),
@@ -261,37 +263,15 @@ pub fn build_qdisc(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Qdisc
 /// new arm.
 pub fn build_aqm_queue(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<AqmQueue> {
     match spec {
-        QueueSpec::Droptail(DroptailSpec { limit, overshoot }) => {
-            check_limit(*limit, path.key("limit"))?;
-            check_overshoot(*overshoot, *limit, path.key("overshoot"))?;
-            Ok(AqmQueue::new(
-                crate::aqm::DropTailQueue::new(*limit).with_overshoot(*overshoot),
-                crate::aqm::Aqm::DropTail,
-            ))
-        }
+        QueueSpec::Droptail(d) => d.queue(path),
         QueueSpec::Priority(_) | QueueSpec::Wrr(_) | QueueSpec::Drr(_) | QueueSpec::Cbq(_) | QueueSpec::Dsd(_) => err(
             path.key("type"),
             quoted(spec.type_name()),
             "a scheduler class holds a single queue (droptail or an AQM), not another scheduler",
         ),
-        QueueSpec::Red(r) => build_af::red_queue(r, rate, path),
-        QueueSpec::Mred(m) => build_af::mred_queue(m, rate, path),
+        QueueSpec::Red(r) => r.queue(rate, path),
+        QueueSpec::Mred(m) => m.queue(rate, path),
     }
-}
-
-/// `overshoot` is dummynet's byte-limit rule: it needs a byte limit.
-fn check_overshoot(overshoot: bool, limit: Limit, path: KeyPath) -> Result<()> {
-    if overshoot && matches!(limit, Limit::Packets(_)) {
-        return err(
-            path,
-            "true",
-            format!(
-                "overshoot changes how a byte limit admits packets; the limit here is in \
-                 packets ({limit}): give it in bytes or drop overshoot"
-            ),
-        );
-    }
-    Ok(())
 }
 
 /// A probability or share: a number in [0, 1].
@@ -335,7 +315,7 @@ fn dsd_params(spec: &DsdSpec, rate: Rate, path: &KeyPath) -> Result<DsdParams> {
         control,
     } = spec;
     check_limit(*buffer, path.key("buffer"))?;
-    check_overshoot(*overshoot, *buffer, path.key("overshoot"))?;
+    crate::aqm::droptail::check_overshoot(*overshoot, *buffer, &path.key("overshoot"))?;
     check_unit_interval(*g, path.key("g"), "the green bias is a probability")?;
     if d.0 == 0 {
         return err(
@@ -378,15 +358,7 @@ fn dsd_params(spec: &DsdSpec, rate: Rate, path: &KeyPath) -> Result<DsdParams> {
 
 /// RED on the virtual queue: the rules of the `red` queue, with `buffer` as its limit.
 fn dsd_red(r: &DsdRedSpec, buffer: Limit, rate: Rate, path: &KeyPath) -> Result<RedParams> {
-    build_af::check_red_common(r.wq, r.mean_pkt_size, None, path)?;
-    build_af::red_params(
-        r.min_th,
-        r.max_th,
-        r.max_p,
-        buffer,
-        (r.wq, r.gentle, r.mean_pkt_size, rate),
-        path,
-    )
+    RedParams::new(r.curve(), r.averaging(), Some(buffer), rate, path)
 }
 
 fn dsd_control(c: &DsdControlSpec, path: &KeyPath) -> Result<ControlParams> {

@@ -5,15 +5,11 @@
 use std::collections::{HashMap, HashSet};
 
 use super::build::{check_limit, check_rate, err, lookup, quoted};
-use super::error::{KeyPath, ScenarioError};
 use super::schema::Scenario;
 use super::schema_af::{
-    ActionSpec, ColorModeSpec, ConditionerSpec, DirectionMatch, EfPolicerSpec, MatchSpec, MeterSpec, MredModeSpec,
-    MredSpec, PoutSpec, RedSpec, ShaperSpec, SideSpec, SrtcmSpec, TbShaperSpec, TokenBucketSpec, TrtcmSpec, Tsw3Spec,
-    TswSpec,
+    ActionSpec, ColorModeSpec, ConditionerSpec, DirectionMatch, EfPolicerSpec, MatchSpec, MeterSpec, PoutSpec,
+    ShaperSpec, SideSpec, SrtcmSpec, TbShaperSpec, TokenBucketSpec, TrtcmSpec, Tsw3Spec, TswSpec,
 };
-use crate::aqm::red::typical_tx_time_ns;
-use crate::aqm::{Aqm, AqmQueue, DropTailQueue, Mred, MredMode, QueueSeries, Red, RedParams, RedVars};
 use crate::conditioner::policer::ef_policer;
 use crate::conditioner::{
     Action, BlockDef, ChainRef, ColorMode, Conditioners, Instance, Match, Meter, PerFlowMembers, PoutDivisor, Shaper,
@@ -22,15 +18,16 @@ use crate::conditioner::{
 use crate::engine::rng::stream;
 use crate::net::{Network, NodeKind};
 use crate::packet::{Color, Direction, Dscp, FlowId, NodeId, PortId};
+use crate::params::{ConfigError, KeyPath};
 use crate::sim::Flow;
 use crate::stats::DropCause;
-use crate::time::{Bytes, Duration, Limit, Rate};
+use crate::time::{Duration, Rate};
 
-type Result<T> = std::result::Result<T, ScenarioError>;
+type Result<T> = std::result::Result<T, ConfigError>;
 
 /// An error whose value is read back from the file (tables and other composite values).
 fn err_at<T>(path: KeyPath, rule: impl Into<String>) -> Result<T> {
-    Err(ScenarioError::new(path, None, rule))
+    Err(ConfigError::new(path, None, rule))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -105,182 +102,6 @@ pub fn check_dscp_names(sc: &Scenario, root: &KeyPath) -> Result<()> {
         }
     }
     Ok(())
-}
-
-// ---------------------------------------------------------------------------------------
-// RED and MRED
-
-fn limit_value(l: Limit) -> (f64, bool) {
-    match l {
-        Limit::Packets(n) => (n as f64, false),
-        Limit::Bytes(b) => (b as f64, true),
-    }
-}
-
-/// Common RED parameters (wq, mean packet size, series interval).
-pub(super) fn check_red_common(wq: f64, mean: Bytes, series: Option<Duration>, path: &KeyPath) -> Result<()> {
-    if !(wq > 0.0 && wq < 1.0) {
-        return err(
-            path.key("wq"),
-            wq,
-            "the queue weight wq must lie in (0, 1) (0.002 is typical)",
-        );
-    }
-    if mean.0 == 0 || mean.0 > 65_535 {
-        return err(
-            path.key("mean_pkt_size"),
-            quoted(&mean.to_string()),
-            "the mean packet size must lie in 1B ... 65535B",
-        );
-    }
-    if series == Some(Duration::ZERO) {
-        return err(
-            path.key("series"),
-            quoted("0s"),
-            "the sampling interval must be longer than 0s",
-        );
-    }
-    Ok(())
-}
-
-/// One RED curve: min_th < max_th in one unit, max_th <= limit when in the same unit,
-/// 0 < max_p <= 1.
-pub(super) fn red_params(
-    min_th: Limit,
-    max_th: Limit,
-    max_p: f64,
-    limit: Limit,
-    common: (f64, bool, Bytes, Rate),
-    path: &KeyPath,
-) -> Result<RedParams> {
-    let (wq, gentle, mean, rate) = common;
-    let (lo, lo_bytes) = limit_value(min_th);
-    let (hi, hi_bytes) = limit_value(max_th);
-    if lo_bytes != hi_bytes {
-        return err(
-            path.key("max_th"),
-            quoted(&max_th.to_string()),
-            format!("min_th ({min_th}) and max_th must use the same unit (packets or bytes)"),
-        );
-    }
-    if lo >= hi {
-        return err(
-            path.key("max_th"),
-            quoted(&max_th.to_string()),
-            format!("max_th must be greater than min_th ({min_th})"),
-        );
-    }
-    let (lim, lim_bytes) = limit_value(limit);
-    if lim_bytes == hi_bytes && hi > lim {
-        return err(
-            path.key("max_th"),
-            quoted(&max_th.to_string()),
-            format!("max_th must not exceed the queue limit ({limit})"),
-        );
-    }
-    if !(max_p > 0.0 && max_p <= 1.0) {
-        return err(path.key("max_p"), max_p, "max_p is a probability in (0, 1]");
-    }
-    Ok(RedParams {
-        min_th: lo,
-        max_th: hi,
-        max_p,
-        wq,
-        gentle,
-        bytes: hi_bytes,
-        mean_pkt_size: mean.0 as f64,
-        s_ns: typical_tx_time_ns(rate, mean.0),
-    })
-}
-
-fn unit_of(bytes: bool) -> &'static str {
-    if bytes { "bytes" } else { "pkts" }
-}
-
-/// A FIFO with RED, for a link of `rate`.
-pub fn red_queue(spec: &RedSpec, rate: Rate, path: &KeyPath) -> Result<AqmQueue> {
-    check_limit(spec.limit, path.key("limit"))?;
-    check_red_common(spec.wq, spec.mean_pkt_size, spec.series, path)?;
-    let params = red_params(
-        spec.min_th,
-        spec.max_th,
-        spec.max_p,
-        spec.limit,
-        (spec.wq, spec.gentle, spec.mean_pkt_size, rate),
-        path,
-    )?;
-    let unit = unit_of(params.bytes);
-    let mut q = AqmQueue::new(
-        DropTailQueue::new(spec.limit),
-        Aqm::Red(Red {
-            params,
-            vars: RedVars::default(),
-        }),
-    );
-    q.ecn = spec.ecn;
-    q.series = spec.series.map(|i| QueueSeries::new(i, unit));
-    Ok(q)
-}
-
-/// A FIFO with multi-precedence RED, for a link of `rate`. Codepoints no precedence lists
-/// go to the last (highest) drop precedence.
-pub fn mred_queue(spec: &MredSpec, rate: Rate, path: &KeyPath) -> Result<AqmQueue> {
-    check_limit(spec.limit, path.key("limit"))?;
-    check_red_common(spec.wq, spec.mean_pkt_size, spec.series, path)?;
-    let n = spec.precedence.len();
-    if n == 0 {
-        return err(
-            path.key("precedence"),
-            "[]",
-            "an MRED queue needs at least one precedence ([[...precedence]] with min_th, max_th, max_p)",
-        );
-    }
-    if n > 64 {
-        return err(path.key("precedence"), n, "at most 64 precedences (one per codepoint)");
-    }
-    let mut curves = Vec::with_capacity(n);
-    let mut map = [(n - 1) as u8; 64];
-    let mut owner: [Option<usize>; 64] = [None; 64];
-    for (k, p) in spec.precedence.iter().enumerate() {
-        let pp = path.key("precedence").index(k);
-        let curve = red_params(
-            p.min_th,
-            p.max_th,
-            p.max_p,
-            spec.limit,
-            (spec.wq, spec.gentle, spec.mean_pkt_size, rate),
-            &pp,
-        )?;
-        if curves.first().is_some_and(|c: &RedParams| c.bytes != curve.bytes) {
-            return err(
-                pp.key("min_th"),
-                quoted(&p.min_th.to_string()),
-                "every precedence must use the same unit for its thresholds (packets or bytes): the virtual queues add up",
-            );
-        }
-        curves.push(curve);
-        for (i, d) in p.dscp.iter().enumerate() {
-            if let Some(j) = owner[d.0 as usize] {
-                return err(
-                    pp.key("dscp").index(i),
-                    quoted(&d.to_string()),
-                    format!("this codepoint already belongs to precedence[{j}]"),
-                );
-            }
-            owner[d.0 as usize] = Some(k);
-            map[d.0 as usize] = k as u8;
-        }
-    }
-    let unit = unit_of(curves[0].bytes);
-    let mode = match spec.mode {
-        MredModeSpec::Coupled => MredMode::Coupled,
-        MredModeSpec::Decoupled => MredMode::Decoupled,
-    };
-    let mut q = AqmQueue::new(DropTailQueue::new(spec.limit), Aqm::Mred(Mred::new(mode, curves)));
-    q.precedence_map = map;
-    q.ecn = spec.ecn;
-    q.series = spec.series.map(|i| QueueSeries::new(i, unit));
-    Ok(q)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -4,12 +4,12 @@
 //! a RAS from its scenario table (trace-driven replay).
 
 use super::build::{err, quoted};
-use super::error::{KeyPath, ScenarioError};
 use super::schema_af::{ShaperSpec, SrrasSpec, TrrasSpec};
 use crate::conditioner::{Meter, Ras, RasConfig, RasKind};
+use crate::params::{ConfigError, KeyPath};
 use crate::time::Rate;
 
-type Result<T> = std::result::Result<T, ScenarioError>;
+type Result<T> = std::result::Result<T, ConfigError>;
 
 /// The RAS of `spec` (None when `spec` is not a RAS), for a shaper whose output link runs
 /// at `line_rate` (the bound of the MIR and its default; None when there is no link, in
@@ -64,7 +64,7 @@ pub fn ras_shaper(
     }
     Ras::new(&cfg, line_rate)
         .map(Some)
-        .map_err(|e| ScenarioError::new(path.key(e.field), Some(e.value), e.rule))
+        .map_err(|e| ConfigError::new(path.key(e.field), Some(e.value), e.rule))
 }
 
 fn sr_config(s: &SrrasSpec, green: bool, mir: Rate) -> RasConfig {
@@ -118,8 +118,8 @@ fn check_green_meter(cfg: &RasConfig, meter: Option<&Meter>, path: &KeyPath, met
         if want == "srtcm" { "srTCM" } else { "trTCM" }
     );
     match meter {
-        None => Err(ScenarioError::new(path.key("type"), Some(quoted(type_tag(cfg))), rule)),
-        Some(_) => Err(ScenarioError::new(meter_path.key("type"), None, rule)),
+        None => Err(ConfigError::new(path.key("type"), Some(quoted(type_tag(cfg))), rule)),
+        Some(_) => Err(ConfigError::new(meter_path.key("type"), None, rule)),
     }
 }
 

@@ -24,11 +24,11 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use super::build::{err, quoted};
-use super::error::{KeyPath, ScenarioError};
 use super::schema::Scenario;
 use crate::net::Network;
 use crate::net::scripted::{DropMatch, DropRule, ScriptedDrops};
 use crate::packet::PortId;
+use crate::params::{ConfigError, KeyPath, Params};
 use crate::sim::Flow;
 use crate::time::Bytes;
 use crate::transport::tcp::DATA_START;
@@ -37,10 +37,10 @@ use crate::transport::tcp::DATA_START;
 pub const MIN_SNAPLEN: u32 = 80;
 pub const MAX_SNAPLEN: u32 = 65_535;
 
-type Result<T> = std::result::Result<T, ScenarioError>;
+type Result<T> = std::result::Result<T, ConfigError>;
 
 /// A `[[capture]]` entry: exactly one of `port` and `node`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -57,7 +57,7 @@ pub struct CaptureSpec {
 
 /// One scripted drop of a link direction: `packet = n`, or `segment = k` with an
 /// optional `occurrence` (default 1).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct DropRuleSpec {
     pub flow: String,
@@ -116,7 +116,7 @@ pub fn build_captures(sc: &Scenario, net: &Network, root: &KeyPath) -> Result<Ve
                 (node.clone(), tx, rx)
             }
             _ => {
-                return Err(ScenarioError::new(
+                return Err(ConfigError::new(
                     p,
                     None,
                     "a capture taps exactly one of `port` (\"A->B\") or `node`",
@@ -227,7 +227,7 @@ fn drop_rule(r: &DropRuleSpec, flows: &[Flow], p: &KeyPath) -> Result<DropRule> 
             }
         }
         _ => {
-            return Err(ScenarioError::new(
+            return Err(ConfigError::new(
                 p.clone(),
                 None,
                 "a drop rule names exactly one of `packet` (an index) or `segment` (a TCP segment number)",

@@ -4,29 +4,29 @@ pub mod build;
 pub mod build_af;
 pub mod build_ras;
 pub mod capture;
-pub mod error;
+pub mod locate;
 mod sched;
 pub mod schema;
 pub mod schema_af;
 pub mod tagged;
 pub mod transport;
 
+pub use crate::params::{ConfigError, KeyPath, Seg};
 pub use build::build;
-pub use error::{KeyPath, ScenarioError, Seg};
 pub use schema::Scenario;
 
 use sha2::{Digest, Sha256};
 
 /// Parses and validates a scenario written in TOML. Errors carry the key path, the value,
 /// the rule and the line.
-pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
+pub fn from_toml(text: &str) -> Result<Scenario, ConfigError> {
     let scenario = deserialize(text)?;
     validate(&scenario).map_err(|e| with_location(e, text))?;
     Ok(scenario)
 }
 
 /// Checks every rule by building the scenario once (cheap), without running it.
-pub fn validate(sc: &Scenario) -> Result<(), ScenarioError> {
+pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
     build(sc, sc.seed).map(|_| ())
 }
 
@@ -42,12 +42,12 @@ pub fn scenario_hash(sc: &Scenario) -> String {
     digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
-fn deserialize(text: &str) -> Result<Scenario, ScenarioError> {
+fn deserialize(text: &str) -> Result<Scenario, ConfigError> {
     deserialize_value(text)
 }
 
 /// Deserializes any schema type from TOML text, with located errors.
-pub fn deserialize_value<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ScenarioError> {
+pub fn deserialize_value<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ConfigError> {
     let de = toml::Deserializer::parse(text).map_err(|e| syntax_error(&e, text))?;
     // User-defined codepoint names must be known before any DSCP is read.
     let names = build_af::dscp_names_in(text).map_err(|e| with_location(e, text))?;
@@ -57,13 +57,13 @@ pub fn deserialize_value<T: serde::de::DeserializeOwned>(text: &str) -> Result<T
 fn deserialize_checked<T: serde::de::DeserializeOwned>(
     de: toml::Deserializer<'_>,
     text: &str,
-) -> Result<T, ScenarioError> {
+) -> Result<T, ConfigError> {
     serde_path_to_error::deserialize(de).map_err(|e| {
         let mut path = KeyPath::parse(&e.path().to_string());
         let inner = e.into_inner();
         let (nested, message) = tagged::split_message(inner.message());
         path.0.extend(KeyPath::parse(nested).0);
-        let mut err = ScenarioError::new(path, None, message.to_string());
+        let mut err = ConfigError::new(path, None, message.to_string());
         if err.line.is_none() {
             err.line = inner.span().map(|s| line_at(text, s.start));
         }
@@ -71,8 +71,8 @@ fn deserialize_checked<T: serde::de::DeserializeOwned>(
     })
 }
 
-fn syntax_error(e: &toml::de::Error, text: &str) -> ScenarioError {
-    ScenarioError {
+fn syntax_error(e: &toml::de::Error, text: &str) -> ConfigError {
+    ConfigError {
         path: KeyPath::root(),
         value: None,
         rule: format!("not valid TOML: {}", e.message()),
@@ -85,8 +85,8 @@ fn line_at(text: &str, offset: usize) -> usize {
 }
 
 /// Fills in the line and the value as the file writes it, where the path leads to them.
-fn with_location(mut e: ScenarioError, text: &str) -> ScenarioError {
-    let (line, value) = error::locate(text, &e.path);
+fn with_location(mut e: ConfigError, text: &str) -> ConfigError {
+    let (line, value) = locate::locate(text, &e.path);
     if line.is_some() {
         e.line = line;
     }

@@ -4,9 +4,9 @@
 //! its scheduler and no others, weights >= 1, quanta >= 1 B, rates > 0, bursts >= 1 B.
 
 use super::build::{build_aqm_queue, check_rate, err, quoted};
-use super::error::{KeyPath, ScenarioError};
 use super::schema::{CbqSpec, ClassSpec, ClassesSpec, QueueSpec, RoundRobinKind};
 use crate::packet::Dscp;
+use crate::params::{ConfigError, KeyPath};
 use crate::sched::cbq::RoundRobin;
 use crate::sched::classes::DSCP_COUNT;
 use crate::sched::drr::DrrState;
@@ -15,7 +15,7 @@ use crate::sched::wrr::WrrState;
 use crate::sched::{Cbq, ClassQueues, Drr, Priority, Qdisc, Wrr};
 use crate::time::{Bytes, Rate};
 
-type Result<T> = std::result::Result<T, ScenarioError>;
+type Result<T> = std::result::Result<T, ConfigError>;
 
 pub fn build_scheduler(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Qdisc> {
     let cp = path.key("classes");
@@ -82,7 +82,7 @@ pub fn build_scheduler(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Q
                 }
             }
             let Some((class, allowance)) = priority else {
-                return Err(ScenarioError::new(
+                return Err(ConfigError::new(
                     cp,
                     None,
                     "a CBQ scheduler needs one class with priority_rate and priority_burst (the class served first up to that rate, e.g. EF)",
@@ -116,7 +116,7 @@ pub fn build_scheduler(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Q
 /// partition the codepoints.
 fn class_queues(classes: &[ClassSpec], rate: Rate, cp: &KeyPath) -> Result<ClassQueues> {
     if classes.is_empty() {
-        return Err(ScenarioError::new(
+        return Err(ConfigError::new(
             cp.clone(),
             None,
             "a scheduler needs at least one class (classes = [ { dscp = [...], ... }, { default = true, ... } ])",
@@ -128,7 +128,7 @@ fn class_queues(classes: &[ClassSpec], rate: Rate, cp: &KeyPath) -> Result<Class
     for (i, c) in classes.iter().enumerate() {
         let p = cp.index(i);
         if c.dscp.is_empty() && !c.default {
-            return Err(ScenarioError::new(
+            return Err(ConfigError::new(
                 p,
                 None,
                 "a class must list its codepoints (dscp = [\"EF\", ...]) or be the default class (default = true)",
@@ -179,7 +179,7 @@ fn class_queues(classes: &[ClassSpec], rate: Rate, cp: &KeyPath) -> Result<Class
         } else {
             unlisted.join(", ")
         };
-        return Err(ScenarioError::new(
+        return Err(ConfigError::new(
             cp.clone(),
             None,
             format!(
@@ -224,7 +224,7 @@ fn only(c: &ClassSpec, p: &KeyPath, kind: &str, allowed: &[&str]) -> Result<()> 
 
 fn weight(c: &ClassSpec, p: &KeyPath, kind: &str) -> Result<u32> {
     match c.weight {
-        None => Err(ScenarioError::new(
+        None => Err(ConfigError::new(
             p.clone(),
             None,
             format!("a {kind} class needs a weight (packets per visit, an integer >= 1)"),
@@ -240,7 +240,7 @@ fn weight(c: &ClassSpec, p: &KeyPath, kind: &str) -> Result<u32> {
 
 fn quantum(c: &ClassSpec, p: &KeyPath, kind: &str) -> Result<u64> {
     match c.quantum {
-        None => Err(ScenarioError::new(
+        None => Err(ConfigError::new(
             p.clone(),
             None,
             format!("a {kind} class needs a quantum (bytes per round, e.g. \"1500B\")"),

@@ -5,9 +5,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::params::Params;
 use serde::{Deserialize, Serialize};
 
-pub use super::schema_af::{ConditionerSpec, MredSpec, RedSpec};
+pub use super::schema_af::ConditionerSpec;
+pub use crate::aqm::{DroptailSpec, MredSpec, RedSpec};
 
 use super::capture::{CaptureSpec, DropRuleSpec};
 use super::transport::{DistSpec, StartSpec, TcpSpec};
@@ -22,7 +24,7 @@ fn default_seed() -> u64 {
 }
 
 /// One experiment.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,7 +67,7 @@ pub struct Scenario {
     pub captures: Vec<CaptureSpec>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct Nodes {
     #[serde(default)]
@@ -75,7 +77,7 @@ pub struct Nodes {
 }
 
 /// A duplex link: two egress ports, `from -> to` (forward) and `to -> from` (reverse).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
     pub from: String,
@@ -96,7 +98,7 @@ pub struct LinkSpec {
 }
 
 /// Per-direction overrides of a link's settings.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct DirectionSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -168,22 +170,11 @@ impl QueueSpec {
     }
 }
 
-/// FIFO with a physical limit in packets ("100p") or bytes ("64KB").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DroptailSpec {
-    pub limit: Limit,
-    /// Byte limits: admit a packet whenever the queue holds at most `limit` bytes, so that
-    /// it may end less than one packet above it (dummynet's rule); false: it must fit.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub overshoot: bool,
-}
-
 /// `priority`: strict priority, the first class listed served first; a class may carry a
 /// token-bucket limiter (`limit_rate`, `limit_burst`) whose excess is discarded.
 /// `wrr`: weighted round robin, each class's `weight` in packets per visit.
 /// `drr`: deficit round robin, each class's `quantum` in bytes per round.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct ClassesSpec {
     pub classes: Vec<ClassSpec>,
@@ -191,7 +182,7 @@ pub struct ClassesSpec {
 
 /// `cbq`: one class (`priority_rate`, `priority_burst`) has priority up to that rate; every
 /// class, that one included, shares the rest by `scheduler` ("wrr" or "drr").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct CbqSpec {
     pub scheduler: RoundRobinKind,
@@ -199,7 +190,7 @@ pub struct CbqSpec {
 }
 
 /// The round robin under a CBQ priority class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Params)]
 #[serde(rename_all = "snake_case")]
 pub enum RoundRobinKind {
     Wrr,
@@ -212,7 +203,7 @@ fn is_false(b: &bool) -> bool {
 
 /// One class of a multi-queue scheduler: which codepoints it takes and its single queue.
 /// Which of the optional settings apply depends on the scheduler (checked when building).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct ClassSpec {
     /// Codepoints classified into this class.
@@ -245,7 +236,7 @@ pub struct ClassSpec {
 }
 
 /// A `type = "dsd"` queue.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct DsdSpec {
     /// Buff: the virtual flat best-effort queue's waiting room ("100p" or "75KB").
@@ -296,23 +287,14 @@ fn default_green_dscp() -> Dscp {
     crate::sched::dsd::DEFAULT_GREEN_DSCP
 }
 
-/// RED on DSD's virtual queue: the keys of a `type = "red"` queue, with the same defaults
-/// (`buffer` is the limit; `ecn` is a key of the dsd table). Thresholds in packets ("20p")
-/// or bytes ("20KB", byte mode), whatever the unit of `buffer`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DsdRedSpec {
-    pub min_th: Limit,
-    pub max_th: Limit,
-    #[serde(default = "super::schema_af::default_max_p")]
-    pub max_p: f64,
-    #[serde(default = "super::schema_af::default_wq")]
-    pub wq: f64,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub gentle: bool,
-    /// Sets the typical transmission time of the idle correction; scales pb in byte mode.
-    #[serde(default = "super::schema_af::default_mean_pkt_size")]
-    pub mean_pkt_size: Bytes,
+crate::red_table! {
+    [curve, averaging]
+    /// RED on DSD's virtual queue: the keys of a `type = "red"` queue, with the same
+    /// defaults (`buffer` is the limit; `ecn` is a key of the dsd table). Thresholds in
+    /// packets ("20p") or bytes ("20KB", byte mode), whatever the unit of `buffer`.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+    #[serde(deny_unknown_fields)]
+    pub struct DsdRedSpec {}
 }
 
 fn control_period() -> Duration {
@@ -335,7 +317,7 @@ fn control_max_penalty() -> f64 {
 }
 
 /// DSD's control loop for throughput transparency (see `sched/dsd/control.rs`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct DsdControlSpec {
     #[serde(default = "control_period")]
@@ -359,22 +341,19 @@ pub struct DsdControlSpec {
 impl Default for QueueSpec {
     /// 100 packets of drop-tail FIFO.
     fn default() -> Self {
-        QueueSpec::Droptail(DroptailSpec {
-            limit: Limit::Packets(100),
-            overshoot: false,
-        })
+        QueueSpec::Droptail(DroptailSpec::default())
     }
 }
 
 /// An explicit route: traffic for the last node of `path` follows it from every node on it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct RouteSpec {
     pub path: Vec<String>,
 }
 
 /// A flow, or `count` identical flows named `name.0 ... name.{count-1}`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -418,7 +397,7 @@ crate::tagged_enum!(AppSpec {
 });
 
 /// Constant bit rate over UDP; `size` is the IP datagram size.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct CbrSpec {
     pub rate: Rate,
@@ -429,7 +408,7 @@ pub struct CbrSpec {
 }
 
 /// Poisson arrivals of fixed-size datagrams over UDP at mean `rate`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct PoissonSpec {
     pub rate: Rate,
@@ -439,7 +418,7 @@ pub struct PoissonSpec {
 /// TCP-friendly rate-adaptive source (RFC 5348 TFRC) for ABE: `size` datagrams at the
 /// rate the throughput equation allows; the share `green` of them carries `green_dscp`,
 /// the others the flow's `dscp`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct TfrcSpec {
     pub size: Bytes,
@@ -455,7 +434,7 @@ pub struct TfrcSpec {
 
 /// A bulk transfer over TCP: infinite, or `bytes` bytes (the flow records when the last
 /// one arrives).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct FtpSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -465,7 +444,7 @@ pub struct FtpSpec {
 /// Request-response over one persistent TCP connection: a request of `request` payload
 /// bytes (default 300B), a response of a size drawn from `response`, a think time drawn
 /// from `think`, again.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct WebSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]

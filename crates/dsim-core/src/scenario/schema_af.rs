@@ -4,98 +4,21 @@
 
 use std::fmt;
 
+use crate::params::Params;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
+pub use crate::aqm::{MredSpec, RedSpec};
 use crate::packet::Dscp;
 use crate::time::{Bytes, Duration, Limit, Rate};
 
-pub(super) fn default_max_p() -> f64 {
-    0.1
-}
-pub(super) fn default_wq() -> f64 {
-    0.002
-}
-pub(super) fn default_mean_pkt_size() -> Bytes {
-    Bytes(500)
-}
 fn is_false(b: &bool) -> bool {
     !*b
 }
 
-/// `type = "red"`: Floyd and Jacobson RED on one FIFO.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RedSpec {
-    /// Physical limit ("100p" or "64KB"): overflow drops.
-    pub limit: Limit,
-    /// Thresholds on the average, in packets ("5p") or bytes ("5KB", byte mode).
-    pub min_th: Limit,
-    pub max_th: Limit,
-    #[serde(default = "default_max_p")]
-    pub max_p: f64,
-    #[serde(default = "default_wq")]
-    pub wq: f64,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub gentle: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub ecn: bool,
-    /// Mean packet size: sets the typical transmission time of the idle correction, and
-    /// scales pb in byte mode.
-    #[serde(default = "default_mean_pkt_size")]
-    pub mean_pkt_size: Bytes,
-    /// Record the average and instantaneous queue every this long (`queue_series`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub series: Option<Duration>,
-}
-
-/// Coupled (RIO) or decoupled virtual queues.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MredModeSpec {
-    #[default]
-    Coupled,
-    Decoupled,
-}
-
-/// `type = "mred"`: multi-precedence RED (RIO when coupled with two precedences).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MredSpec {
-    pub limit: Limit,
-    #[serde(default)]
-    pub mode: MredModeSpec,
-    #[serde(default = "default_wq")]
-    pub wq: f64,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub gentle: bool,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub ecn: bool,
-    #[serde(default = "default_mean_pkt_size")]
-    pub mean_pkt_size: Bytes,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub series: Option<Duration>,
-    /// Precedences, lowest drop precedence first (DP0, or IN for RIO).
-    #[serde(default)]
-    pub precedence: Vec<PrecedenceSpec>,
-}
-
-/// One drop precedence of an MRED queue.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PrecedenceSpec {
-    /// Codepoints of this precedence. Codepoints no precedence lists go to the last one.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub dscp: Vec<Dscp>,
-    pub min_th: Limit,
-    pub max_th: Limit,
-    #[serde(default = "default_max_p")]
-    pub max_p: f64,
-}
-
 /// Where at a node a conditioner sits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Params)]
 #[serde(rename_all = "snake_case")]
 pub enum SideSpec {
     /// Packets the node sends out (a host: what it sends; a router: before the egress
@@ -107,7 +30,7 @@ pub enum SideSpec {
 }
 
 /// Which direction of a flow's packets a conditioner sees.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Params)]
 #[serde(rename_all = "snake_case")]
 pub enum DirectionMatch {
     /// Source to destination (data).
@@ -118,7 +41,7 @@ pub enum DirectionMatch {
 }
 
 /// Which packets a conditioner conditions; every criterion given must hold.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct MatchSpec {
     /// Flow names, or `[[flow]]` names (all the flows of a `count` group).
@@ -141,7 +64,7 @@ impl MatchSpec {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Params)]
 #[serde(rename_all = "snake_case")]
 pub enum ColorModeSpec {
     #[default]
@@ -168,7 +91,7 @@ crate::tagged_enum!(MeterSpec {
 });
 
 /// Two colours: green if the bucket holds the packet, red otherwise.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct TokenBucketSpec {
     pub rate: Rate,
@@ -176,7 +99,7 @@ pub struct TokenBucketSpec {
 }
 
 /// Seed 002's TSW estimator and probabilistic tagger: green (IN) or red (OUT).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct TswSpec {
     pub target: Rate,
@@ -188,7 +111,7 @@ pub struct TswSpec {
 }
 
 /// `pout` of a TSW meter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, Params)]
 #[serde(rename_all = "snake_case")]
 pub enum PoutSpec {
     #[default]
@@ -203,7 +126,7 @@ impl PoutSpec {
 }
 
 /// RFC 2859 TSW three colour marker: committed and peak target rates.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct Tsw3Spec {
     pub committed: Rate,
@@ -212,7 +135,7 @@ pub struct Tsw3Spec {
 }
 
 /// RFC 2697 single rate three colour marker.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct SrtcmSpec {
     pub cir: Rate,
@@ -223,7 +146,7 @@ pub struct SrtcmSpec {
 }
 
 /// RFC 2698 two rate three colour marker.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct TrtcmSpec {
     pub cir: Rate,
@@ -255,7 +178,7 @@ crate::tagged_enum!(ShaperSpec {
 
 /// srRAS / G-srRAS (RFC 2963 sections 2.2, 3.2): rates in bit/s, thresholds and buffer
 /// in bytes, the EAR constant K a time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct SrrasSpec {
     pub cir: Rate,
@@ -269,7 +192,7 @@ pub struct SrrasSpec {
 }
 
 /// trRAS / G-trRAS (RFC 2963 sections 2.4, 3.4).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct TrrasSpec {
     pub cir: Rate,
@@ -285,7 +208,7 @@ pub struct TrrasSpec {
 }
 
 /// Token-bucket shaper with a finite buffer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct TbShaperSpec {
     pub rate: Rate,
@@ -294,7 +217,7 @@ pub struct TbShaperSpec {
 }
 
 /// RFC 2598 section 3 EF edge policer.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct EfPolicerSpec {
     /// The negotiated EF rate; 0 (the default) when none was negotiated.
@@ -319,7 +242,7 @@ pub enum ActionSpec {
 }
 
 /// A traffic conditioning block attached at a node.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct ConditionerSpec {
     /// Name in results (default `conditioner<i>`).
@@ -371,6 +294,11 @@ impl Serialize for ActionSpec {
         }
     }
 }
+
+crate::custom_value!(
+    ActionSpec,
+    "\"pass\", \"drop\", { mark = \"AF11\" } or { demote = \"AF12\" }"
+);
 
 const ACTION_EXPECTED: &str = "an action: \"pass\", \"drop\", { mark = \"AF11\" } or { demote = \"AF12\" }";
 

@@ -5,7 +5,9 @@
 //! "flow[0].app.size: ..."). [`tagged_enum!`] reads the table, picks the variant by `type`
 //! and deserializes the variant's own struct with path tracking; the inner path travels
 //! to [`super::from_toml`] inside the error message between two [`PATH_MARK`]s, where it is
-//! appended to the outer path. Serialization stays serde's internal tagging.
+//! appended to the outer path. Serialization stays serde's internal tagging. The macro also
+//! declares the table to the schema ([`crate::params::Kind::OneOf`]: each `type` and its
+//! table) and checks the chosen variant's declared ranges.
 
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, Deserializer, Error};
@@ -70,8 +72,46 @@ macro_rules! tagged_enum {
             /// The `type` names this table accepts.
             pub const TAGS: &'static [&'static str] = &[$($tag),+];
         }
+        impl $crate::params::Value for $name {
+            fn kind() -> $crate::params::Kind {
+                $crate::params::Kind::OneOf(|| {
+                    vec![$(($tag, <$ty as $crate::params::Params>::table())),+]
+                })
+            }
+            fn check_nested(&self, path: &$crate::params::KeyPath) -> ::core::result::Result<(), $crate::params::ConfigError> {
+                match self {
+                    $($name::$variant(v) => <$ty as $crate::params::Params>::check(v, path),)+
+                }
+            }
+        }
         impl<'de> serde::Deserialize<'de> for $name {
-            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> ::core::result::Result<Self, D::Error> {
+                let (tag, rest) = $crate::scenario::tagged::split(d, &[$($tag),+])?;
+                match tag.as_str() {
+                    $($tag => $crate::scenario::tagged::variant::<D, $ty>(rest).map($name::$variant),)+
+                    _ => unreachable!("split checked the tag"),
+                }
+            }
+        }
+    };
+    ($name:ident<$g:ident: $bound:path> { $($variant:ident($ty:ty) = $tag:literal),+ $(,)? }) => {
+        impl<$g: $bound> $crate::params::Value for $name<$g> {
+            fn kind() -> $crate::params::Kind {
+                $crate::params::Kind::OneOf(|| {
+                    vec![$(($tag, <$ty as $crate::params::Params>::table())),+]
+                })
+            }
+            fn check_nested(&self, path: &$crate::params::KeyPath) -> ::core::result::Result<(), $crate::params::ConfigError> {
+                match self {
+                    $($name::$variant(v) => <$ty as $crate::params::Params>::check(v, path),)+
+                }
+            }
+        }
+        impl<'de, $g: $bound> serde::Deserialize<'de> for $name<$g>
+        where
+            $($ty: serde::de::DeserializeOwned),+
+        {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> ::core::result::Result<Self, D::Error> {
                 let (tag, rest) = $crate::scenario::tagged::split(d, &[$($tag),+])?;
                 match tag.as_str() {
                     $($tag => $crate::scenario::tagged::variant::<D, $ty>(rest).map($name::$variant),)+

@@ -19,20 +19,20 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::build::{err, quoted};
-use super::error::{KeyPath, ScenarioError};
 use super::schema::{AppSpec, FlowSpec, FtpSpec, WebSpec};
 use crate::app::web::{Capped, Dist};
 use crate::app::{Ftp, TcpApp, Web};
 use crate::engine::rng::Rng;
 use crate::net::Network;
 use crate::packet::NodeId;
+use crate::params::{ConfigError, KeyPath, Params, Ranged, Value};
 use crate::time::{Bytes, Duration, Limit, SimTime};
 use crate::transport::tcp::{Counting, RttParams, SeriesMode, TcpParams, VariantKind};
 use crate::transport::tcp::{HEADERS, SenderParams};
 
-type Result<T> = std::result::Result<T, ScenarioError>;
+type Result<T> = std::result::Result<T, ConfigError>;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Params)]
 #[serde(rename_all = "lowercase")]
 pub enum VariantSpec {
     Reno,
@@ -40,7 +40,7 @@ pub enum VariantSpec {
     Sack,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Params)]
 #[serde(rename_all = "lowercase")]
 pub enum CountingSpec {
     Bytes,
@@ -62,7 +62,7 @@ pub enum SeriesSpec {
 }
 
 /// The `tcp` table of a flow. Every key is optional; defaults in [`TcpParams::default`].
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -99,35 +99,88 @@ pub struct TcpSpec {
     pub series: Option<SeriesSpec>,
 }
 
-/// A distribution of sizes (`T` = [`Bytes`]) or times (`T` = [`Duration`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum DistSpec<T> {
-    Constant {
-        value: T,
-    },
-    Exponential {
-        mean: T,
-        #[serde(default = "none", skip_serializing_if = "Option::is_none")]
-        max: Option<T>,
-    },
-    Pareto {
-        mean: T,
-        shape: f64,
-        #[serde(default = "none", skip_serializing_if = "Option::is_none")]
-        max: Option<T>,
-    },
-    Lognormal {
-        mean: T,
-        sigma: f64,
-        #[serde(default = "none", skip_serializing_if = "Option::is_none")]
-        max: Option<T>,
-    },
+/// A distribution of sizes (`T` = [`Bytes`]) or times (`T` = [`Duration`]), chosen by
+/// `type`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DistSpec<T: Quantity> {
+    Constant(ConstantDist<T>),
+    Exponential(ExponentialDist<T>),
+    Pareto(ParetoDist<T>),
+    Lognormal(LognormalDist<T>),
+}
+crate::tagged_enum!(DistSpec<T: Quantity> {
+    Constant(ConstantDist<T>) = "constant",
+    Exponential(ExponentialDist<T>) = "exponential",
+    Pareto(ParetoDist<T>) = "pareto",
+    Lognormal(LognormalDist<T>) = "lognormal",
+});
+
+/// Always the same value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+pub struct ConstantDist<T: Quantity> {
+    /// The value drawn every time.
+    pub value: T,
 }
 
-fn none<T>() -> Option<T> {
-    None
+/// Exponentially distributed, optionally capped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+pub struct ExponentialDist<T: Quantity> {
+    /// The mean.
+    #[param(range = "(0, inf)")]
+    pub mean: T,
+    /// Draws above it are cut to it (none by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[param(range = "(0, inf)")]
+    pub max: Option<T>,
 }
+
+/// Pareto distributed with a mean (shape > 1), optionally capped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+pub struct ParetoDist<T: Quantity> {
+    /// The mean.
+    #[param(range = "(0, inf)")]
+    pub mean: T,
+    /// The shape (tail index); a Pareto distribution has a mean only above 1.
+    #[param(range = "(1, inf)")]
+    pub shape: f64,
+    /// Draws above it are cut to it (none by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[param(range = "(0, inf)")]
+    pub max: Option<T>,
+}
+
+/// Lognormal, given by its mean and the standard deviation of the underlying normal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+pub struct LognormalDist<T: Quantity> {
+    /// The mean.
+    #[param(range = "(0, inf)")]
+    pub mean: T,
+    /// The standard deviation of the underlying normal distribution.
+    #[param(range = "[0, inf)")]
+    pub sigma: f64,
+    /// Draws above it are cut to it (none by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[param(range = "(0, inf)")]
+    pub max: Option<T>,
+}
+
+crate::custom_value!(
+    DelayedAckSpec,
+    "the delayed-ACK timer (\"40ms\"), or false to acknowledge every segment"
+);
+crate::custom_value!(
+    SeriesSpec,
+    "a sampling interval (\"10ms\"), or \"change\" for every change"
+);
+crate::custom_value!(
+    StartSpec,
+    "a time (\"1s\"), or { uniform = [\"0s\", \"1s\"] } drawn per flow"
+);
 
 /// A flow's start: a time, or uniform in [a, b] drawn from the flow's own random stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,7 +254,7 @@ pub fn build_tcp(
 ) -> Result<Option<(TcpParams, TcpApp)>> {
     if !spec.app.is_tcp() {
         if spec.tcp.is_some() {
-            return Err(ScenarioError::new(
+            return Err(ConfigError::new(
                 p.key("tcp"),
                 None,
                 "tcp settings apply to TCP applications (ftp, web) only",
@@ -256,8 +309,8 @@ pub fn build_tcp(
             }
             TcpApp::Web(Web {
                 request: request as u32,
-                response: build_dist(response, &p.key("app").key("response"))?,
-                think: build_dist(think, &p.key("app").key("think"))?,
+                response: build_dist(response),
+                think: build_dist(think),
             })
         }
         _ => unreachable!("is_tcp"),
@@ -405,8 +458,8 @@ pub fn check_series(params: &TcpParams, duration: Duration, p: &KeyPath) -> Resu
     Ok(())
 }
 
-/// A distribution in its unit's integer (bytes or ns) turned into reals.
-pub trait Quantity: Copy + fmt::Display {
+/// What a distribution draws: a size or a time, an integer count of its unit.
+pub trait Quantity: Copy + fmt::Display + fmt::Debug + PartialEq + Serialize + Value + Ranged {
     fn value(self) -> u64;
 }
 impl Quantity for Bytes {
@@ -420,43 +473,19 @@ impl Quantity for Duration {
     }
 }
 
-pub fn build_dist<T: Quantity>(spec: &DistSpec<T>, p: &KeyPath) -> Result<Capped> {
-    let positive = |v: T, key: &str| -> Result<f64> {
-        if v.value() == 0 {
-            return err(p.key(key), quoted(&v.to_string()), "must be greater than 0");
-        }
-        Ok(v.value() as f64)
-    };
+/// The distribution `spec` declares (its ranges were checked with the scenario's).
+pub fn build_dist<T: Quantity>(spec: &DistSpec<T>) -> Capped {
+    let real = |v: T| v.value() as f64;
     let (dist, max) = match spec {
-        DistSpec::Constant { value } => (Dist::Constant(value.value() as f64), None),
-        DistSpec::Exponential { mean, max } => (
-            Dist::Exponential {
-                mean: positive(*mean, "mean")?,
-            },
-            *max,
-        ),
-        DistSpec::Pareto { mean, shape, max } => {
-            if !(*shape > 1.0 && shape.is_finite()) {
-                return err(
-                    p.key("shape"),
-                    shape,
-                    "a Pareto distribution with a mean needs shape > 1",
-                );
-            }
-            (Dist::pareto(positive(*mean, "mean")?, *shape), *max)
-        }
-        DistSpec::Lognormal { mean, sigma, max } => {
-            if !(*sigma >= 0.0 && sigma.is_finite()) {
-                return err(p.key("sigma"), sigma, "sigma must be a finite number >= 0");
-            }
-            (Dist::lognormal(positive(*mean, "mean")?, *sigma), *max)
-        }
+        DistSpec::Constant(c) => (Dist::Constant(real(c.value)), None),
+        DistSpec::Exponential(e) => (Dist::Exponential { mean: real(e.mean) }, e.max),
+        DistSpec::Pareto(d) => (Dist::pareto(real(d.mean), d.shape), d.max),
+        DistSpec::Lognormal(d) => (Dist::lognormal(real(d.mean), d.sigma), d.max),
     };
-    let max = match max {
-        Some(m) => Some(positive(m, "max")?),
-        None => None,
-    };
-    Ok(Capped { dist, max })
+    Capped {
+        dist,
+        max: max.map(real),
+    }
 }
 
 // -- (de)serialization of the scalar-or-table keys -------------------------------------
