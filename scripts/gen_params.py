@@ -53,11 +53,14 @@ BUILDERS: dict[str, Builder] = {
     "dsd_red": Builder("DsdRedSpec", None, ("min_th", "max_th")),
     "dsd_control": Builder("DsdControlSpec", None, ()),
     # schedulers (classes given one by one in scenario.py's wrappers)
-    "_priority": Builder("ClassesSpec", "priority", ("classes",)),
-    "_wrr": Builder("ClassesSpec", "wrr", ("classes",)),
-    "_drr": Builder("ClassesSpec", "drr", ("classes",)),
+    "_priority": Builder("PrioritySpec", "priority", ("classes",)),
+    "_wrr": Builder("WrrSpec", "wrr", ("classes",)),
+    "_drr": Builder("DrrSpec", "drr", ("classes",)),
     "_cbq": Builder("CbqSpec", "cbq", ("scheduler", "classes")),
-    "_klass": Builder("ClassSpec", None, ("dscp",)),
+    "priority_class": Builder("PriorityClass", None, ("dscp",)),
+    "wrr_class": Builder("WrrClass", None, ("dscp",)),
+    "drr_class": Builder("DrrClass", None, ("dscp",)),
+    "cbq_class": Builder("CbqClass", None, ("dscp",)),
     # meters, shapers, policers
     "token_bucket": Builder("TokenBucketSpec", "token_bucket", ("rate", "depth")),
     "tsw": Builder("TswSpec", "tsw", ("target", "window")),
@@ -101,10 +104,18 @@ UNIT_WORDS = {
 
 
 def schema() -> dict[str, Any]:
-    sys.path.insert(0, str(ROOT / "python"))
-    from dsim import _dsim  # noqa: PLC0415 - the extension must be built first
+    """The core's schema, from the built extension alone (the package imports what this
+    script writes, so it is not imported)."""
+    import importlib.util  # noqa: PLC0415
 
-    return json.loads(_dsim.schema())
+    found = sorted((ROOT / "python" / "dsim").glob("_dsim*.so"))
+    if not found:
+        raise SystemExit("build the extension first (make build, or maturin develop)")
+    spec = importlib.util.spec_from_file_location("dsim._dsim", found[0])
+    assert spec and spec.loader
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    return json.loads(ext.schema())
 
 
 def one_line(text: str) -> str:

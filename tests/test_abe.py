@@ -61,7 +61,7 @@ def test_tfrc_source_runs_green_blue_or_mixed():
     ("queue", "path", "rule"),
     [
         (dsd("75KB", "0ms"), "link[1].queue.d", "greater than 0s"),
-        (dsd("0p", "10ms"), "link[1].queue.buffer", "at least one packet"),
+        (dsd("0p", "10ms"), "link[1].queue.buffer", "buffer must be greater than 0"),
         (dsd("75KB", "10ms", green_dscp=2), "link[1].queue.green_dscp", "xxxx11 or xxxx01"),
         (dsd("75KB", "10ms", green_dscp=59), "link[1].queue.green_dscp", "below 0x38"),
         (dsd("75KB", "10ms", ecn=True), "link[1].queue.ecn", "add red"),
@@ -79,7 +79,7 @@ def test_tfrc_source_runs_green_blue_or_mixed():
         (dsd("75KB", "10ms", red={"min_th": "20KB", "max_th": "80KB"}), "link[1].queue.red.max_th", "must not exceed"),
         (dsd("75KB", "10ms", control={"period": "0s"}), "link[1].queue.control.period", "greater than 0s"),
         (dsd("75KB", "10ms", control={"gain": 0}), "link[1].queue.control.gain", "greater than 0"),
-        (dsd("75KB", "10ms", control={"max_penalty": 1}), "link[1].queue.control.max_penalty", "below 1"),
+        (dsd("75KB", "10ms", control={"max_penalty": 1}), "link[1].queue.control.max_penalty", "must lie in [0, 1)"),
         (dsd("75KB", "10ms", g=1.5), "link[1].queue.g", "in [0, 1]"),
     ],
 )

@@ -43,23 +43,23 @@ def test_valid_scheduler_specs(queue: dict) -> None:
 
 # (queue spec, key path, rule fragment)
 ERRORS = [
-    (priority(), "link[0].queue.classes", "at least one class"),
+    (priority(), "link[0].queue.classes", "classes must not be empty"),
     (priority(klass(), klass(default=True)), "link[0].queue.classes[0]", "must list its codepoints"),
     (priority(klass(["EF", "AF11"]), klass("AF11", default=True)), "link[0].queue.classes[1].dscp[0]", "AF11 is already in classes[0]"),
     (priority(klass(["EF", "EF"]), klass(default=True)), "link[0].queue.classes[0].dscp[1]", "listed twice"),
     (wrr(klass("EF", weight=1, default=True), klass(default=True, weight=2)), "link[0].queue.classes[1].default", "only one"),
     (wrr(klass("EF", weight=1), klass("AF11", weight=2)), "link[0].queue.classes", "no class is the default"),
     (wrr(klass("EF", weight=0), klass(default=True, weight=2)), "link[0].queue.classes[0].weight", "at least 1"),
-    (wrr(klass("EF"), klass(default=True, weight=2)), "link[0].queue.classes[0]", "needs a weight"),
-    (wrr(klass("EF", weight=1, quantum="1500B"), klass(default=True, weight=2)), "link[0].queue.classes[0].quantum", "not a setting of a wrr class"),
-    (drr(klass("EF", quantum="0B"), klass(default=True, quantum="1500B")), "link[0].queue.classes[0].quantum", "at least 1 byte"),
-    (drr(klass("EF", quantum="1500B"), klass(default=True)), "link[0].queue.classes[1]", "needs a quantum"),
-    (drr(klass("EF", quantum="1500B", weight=2), klass(default=True, quantum="1B")), "link[0].queue.classes[0].weight", "not a setting of a drr class"),
+    (wrr(klass("EF"), klass(default=True, weight=2)), "link[0].queue.classes[0]", "missing field `weight`"),
+    (wrr(klass("EF", weight=1, quantum="1500B"), klass(default=True, weight=2)), "link[0].queue.classes[0].quantum", "unknown field `quantum`"),
+    (drr(klass("EF", quantum="0B"), klass(default=True, quantum="1500B")), "link[0].queue.classes[0].quantum", "quantum must be at least 1B"),
+    (drr(klass("EF", quantum="1500B"), klass(default=True)), "link[0].queue.classes[1]", "missing field `quantum`"),
+    (drr(klass("EF", quantum="1500B", weight=2), klass(default=True, quantum="1B")), "link[0].queue.classes[0].weight", "unknown field `weight`"),
     (priority(klass("EF", limit_rate="0bps", limit_burst="3000B"), klass(default=True)), "link[0].queue.classes[0].limit_rate", "greater than 0"),
     (priority(klass("EF", limit_rate="450kbps"), klass(default=True)), "link[0].queue.classes[0].limit_rate", "needs limit_burst"),
     (priority(klass("EF", limit_burst="3000B"), klass(default=True)), "link[0].queue.classes[0].limit_burst", "needs limit_rate"),
-    (priority(klass("EF", limit_rate="450kbps", limit_burst="0B"), klass(default=True)), "link[0].queue.classes[0].limit_burst", "at least 1 byte"),
-    (priority(klass("EF", weight=2), klass(default=True)), "link[0].queue.classes[0].weight", "not a setting of a priority class"),
+    (priority(klass("EF", limit_rate="450kbps", limit_burst="0B"), klass(default=True)), "link[0].queue.classes[0].limit_burst", "limit_burst must be greater than 0B"),
+    (priority(klass("EF", weight=2), klass(default=True)), "link[0].queue.classes[0].weight", "unknown field `weight`"),
     (priority(klass("EF", queue=wrr(klass(default=True, weight=1))), klass(default=True)), "link[0].queue.classes[0].queue.type", "single queue"),
     (priority(klass("EF", queue=dsim.droptail("0p")), klass(default=True)), "link[0].queue.classes[0].queue.limit", "limit must be greater than 0"),
     (cbq(klass("EF", weight=1), klass(default=True, weight=1)), "link[0].queue.classes", "needs one class with priority_rate"),
@@ -73,17 +73,17 @@ ERRORS = [
     (
         cbq(klass("EF", quantum="1500B", priority_rate="1kbps", priority_burst="1500B"), klass(default=True, quantum="1500B")),
         "link[0].queue.classes[0].quantum",
-        "not a setting of a cbq (over weights) class",
+        "a CBQ class over wrr takes a weight, not a quantum",
     ),
     (
         cbq(klass("EF", quantum="1500B", priority_rate="1kbps", priority_burst="1B"), klass(default=True), scheduler="drr"),
         "link[0].queue.classes[1]",
-        "CBQ-over-DRR class needs a quantum",
+        "a CBQ class over drr needs a quantum",
     ),
     (
         cbq(klass("EF", weight=1, limit_rate="1kbps", limit_burst="1B", priority_rate="1kbps", priority_burst="1B"), klass(default=True, weight=1)),
-        "link[0].queue.classes[0].limit_rate",
-        "not a setting of a cbq",
+        "link[0].queue.classes[0].limit_burst",
+        "unknown field `limit_burst`",
     ),
 ]
 

@@ -169,34 +169,37 @@ def _dsd(
     red: dict[str, Any] | None = None,
     control: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A `type = "dsd"` queue.
+    """`type = "dsd"`: ABE's Duplicate Scheduling with Deadlines, blue and green queues behind
+    a virtual flat best-effort FIFO of `buffer`.
+
+    Document: draft-hurley-alternative-best-effort-01.
 
     Args:
-        buffer: Buff: the virtual flat best-effort queue's waiting room ("100p" or "75KB").
-            [packets ("100p") or bytes ("64KB"); required]
-        d: Green's maximum queueing delay at this hop. [a time ("10ms"); required]
+        buffer: Buff: the virtual flat best-effort queue's waiting room. [packets ("100p")
+            or bytes ("64KB"); required; range (0, inf); section 5]
+        d: d: green's maximum queueing delay at this hop. [a time ("10ms"); required; range
+            (0, inf); section 5]
         overshoot: A byte Buff admits a duplicate whenever it holds at most Buff (dummynet's
             rule, as the `overshoot` of a droptail queue); false: the duplicate must fit.
             [true or false; default false]
-        g: Green bias (section 5.1) in [0, 1], the initial value when a control loop is set.
-            (Plain numbers here and below: range errors are reported in the builder, which
-            knows the key path; inside a `type`-tagged table serde does not.) [a number;
-            default 1.0]
-        early_drop: Admission test for green on arrival (section 5); false: late drop only.
-            [true or false; default true]
+        g: The green bias g, the initial value when a control loop is set. [a number;
+            default 1.0; range [0, 1]; section 5.1]
+        early_drop: The admission test for green on arrival (early green drop); false: late
+            drop only. [true or false; default true; section 5]
         drop_green_without_duplicate: Drop a green packet whose duplicate the virtual queue
-            refuses (dsim's correction for local transparency; false: the draft's text).
-            [true or false; default true]
+            refuses (dsim's correction for local transparency to blue; false: the draft's
+            text). [true or false; default true]
         admission_residual: The admission test also counts the residual transmission time of
             the packet on the wire (dsim's option; false: the test as section 5 states it).
             [true or false; default false]
-        green_dscp: The green codepoint (section 7); every other codepoint is blue. [a
-            codepoint (a name such as "AF11" or a number 0-63); default 3]
-        ecn: RED on the virtual queue marks ECN-capable packets instead of dropping them.
-            [true or false; default false]
-        red: RED on the virtual queue (section 5, last paragraph). [a table (DsdRedSpec)]
-        control: The control loop of section 5.1 (`control = {}` for the defaults). [a table
-            (DsdControlSpec)]
+        green_dscp: The green codepoint; every other codepoint is blue. From RFC 2474's
+            experimental / local-use pools (xxxx11 or xxxx01), below 0x38. [a codepoint (a
+            name such as "AF11" or a number 0-63); default 3; section 7]
+        ecn: RED on the virtual queue marks ECN-capable packets instead of dropping them
+            (needs `red`). [true or false; default false]
+        red: RED on the virtual queue. [a table (DsdRedSpec); section 5]
+        control: The control loop for throughput transparency (`control = {}` for its
+            defaults). [a table (DsdControlSpec); section 5.1]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -248,18 +251,23 @@ def dsd_control(
     target: float | None = None,
     max_penalty: float | None = None,
 ) -> dict[str, Any]:
-    """DSD's control loop for throughput transparency (see `sched/dsd/control.rs`).
+    """DSD's control loop for throughput transparency (the draft details it in its reference
+    [10]; dsim's design is in `sched/dsd/control.rs` and docs/abe.md).
 
     Args:
-        period: (undocumented) [a time ("10ms"); default "1s"]
-        gain: (undocumented) [a number; default 0.1]
+        period: How often the loop measures and updates g. [a time ("10ms"); default "1s";
+            range (0, inf)]
+        gain: The step of g per period, scaled by the log of the throughput ratio's error.
+            [a number; default 0.1; range (0, inf)]
         rtt: Round-trip time away from this hop assumed in the loss-throughput formula. [a
-            time ("10ms"); default "100ms"]
-        weight: Weight of the newest period in the moving averages. [a number; default 0.5]
+            time ("10ms"); default "100ms"; range (0, inf)]
+        weight: Weight of the newest period in the moving averages. [a number; default 0.5;
+            range (0, 1]]
         target: The ratio of green to blue formula throughput aimed at. [a number; default
-            0.9]
+            0.9; range (0, inf)]
         max_penalty: Largest extra drop probability for green once g is 0 (0: g only, as in
-            the draft). [a number; default 0.5]
+            the draft); below 1, which would drop every green packet. [a number; default
+            0.5; range [0, 1)]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -269,13 +277,14 @@ def dsd_control(
 def _priority(
     classes: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    """`priority`: strict priority, the first class listed served first; a class may carry a
-    token-bucket limiter (`limit_rate`, `limit_burst`) whose excess is discarded. `wrr`:
-    weighted round robin, each class's `weight` in packets per visit. `drr`: deficit round
-    robin, each class's `quantum` in bytes per round.
+    """`type = "priority"`: strict priority over classified queues, the first class served
+    first; a class may carry a token-bucket limiter whose excess is discarded.
+
+    Document: RFC 2598.
 
     Args:
-        classes: (undocumented) [a list of a table (ClassSpec); required]
+        classes: The classes, highest priority first. [a list of a table (PriorityClass);
+            required; not empty]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -285,13 +294,13 @@ def _priority(
 def _wrr(
     classes: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    """`priority`: strict priority, the first class listed served first; a class may carry a
-    token-bucket limiter (`limit_rate`, `limit_burst`) whose excess is discarded. `wrr`:
-    weighted round robin, each class's `weight` in packets per visit. `drr`: deficit round
-    robin, each class's `quantum` in bytes per round.
+    """`type = "wrr"`: weighted round robin over classified queues, weights in packets.
+
+    Document: RFC 2598.
 
     Args:
-        classes: (undocumented) [a list of a table (ClassSpec); required]
+        classes: The classes, visited in this order. [a list of a table (WrrClass);
+            required; not empty]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -301,13 +310,14 @@ def _wrr(
 def _drr(
     classes: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    """`priority`: strict priority, the first class listed served first; a class may carry a
-    token-bucket limiter (`limit_rate`, `limit_burst`) whose excess is discarded. `wrr`:
-    weighted round robin, each class's `weight` in packets per visit. `drr`: deficit round
-    robin, each class's `quantum` in bytes per round.
+    """`type = "drr"`: deficit round robin over classified queues, quanta in bytes.
+
+    Document: M. Shreedhar and G. Varghese, Efficient Fair Queuing Using Deficit Round
+    Robin, 1996.
 
     Args:
-        classes: (undocumented) [a list of a table (ClassSpec); required]
+        classes: The classes, in the order they first become active. [a list of a table
+            (DrrClass); required; not empty]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -318,51 +328,129 @@ def _cbq(
     scheduler: str,
     classes: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    """`cbq`: one class (`priority_rate`, `priority_burst`) has priority up to that rate; every
-    class, that one included, shares the rest by `scheduler` ("wrr" or "drr").
+    """`type = "cbq"`: one class (with `priority_rate`, `priority_burst`) has priority up to
+    that rate; every class, that one included, shares the rest by `scheduler`.
+
+    Document: RFC 2598.
 
     Args:
-        scheduler: (undocumented) [one of "wrr", "drr"; required]
-        classes: (undocumented) [a list of a table (ClassSpec); required]
+        scheduler: The link-sharing round robin: "wrr" (classes take `weight`) or "drr"
+            (`quantum`). [one of "wrr", "drr"; required; section 2.2]
+        classes: The classes, in round-robin order. [a list of a table (CbqClass); required;
+            not empty]
 
     Keys left at None are left out of the table: the core's default applies.
     """
     return _table("cbq", locals())
 
 
-def _klass(
+def priority_class(
     dscp: list[str | int] | None = None,
     *,
     default: bool | None = None,
-    weight: int | None = None,
-    quantum: str | None = None,
+    queue: dict[str, Any] | None = None,
     limit_rate: str | None = None,
     limit_burst: str | None = None,
-    priority_rate: str | None = None,
-    priority_burst: str | None = None,
-    queue: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One class of a multi-queue scheduler: which codepoints it takes and its single queue.
-    Which of the optional settings apply depends on the scheduler (checked when building).
+    """One class of a `priority` scheduler.
 
     Args:
         dscp: Codepoints classified into this class. [a list of a codepoint (a name such as
             "AF11" or a number 0-63); default []]
-        default: This class also takes every codepoint no class lists. [true or false;
-            default false]
-        weight: WRR (and CBQ over WRR): packets per visit, >= 1. [a whole number]
-        quantum: DRR (and CBQ over DRR): bytes added to the deficit per round, >= 1 B. [a
-            size ("1500B", "64KB")]
-        limit_rate: Priority: token-bucket limiter rate; arrivals beyond it are discarded.
-            [a rate ("10Mbps")]
-        limit_burst: Priority: the limiter's bucket depth. [a size ("1500B", "64KB")]
-        priority_rate: CBQ: rate up to which this class is served ahead of the others. [a
-            rate ("10Mbps")]
-        priority_burst: CBQ: depth of that allowance's token bucket. [a size ("1500B",
-            "64KB")]
-        queue: The class's single queue (drop-tail or an AQM); default 100 packets of drop-
-            tail. [a table chosen by `type`: "cbq", "droptail", "drr", "dsd", "mred",
-            "priority", "red", "wrr"; default { limit = "100p", type = "droptail" }]
+        default: This class also takes every codepoint no class lists (one class at most).
+            [true or false; default false]
+        queue: The class's single queue: drop-tail or an AQM. [a table chosen by `type`:
+            "cbq", "droptail", "drr", "dsd", "mred", "priority", "red", "wrr"; default {
+            limit = "100p", type = "droptail" }]
+        limit_rate: Rate of the class's token-bucket limiter: arrivals beyond it and the
+            burst are discarded ("Traffic that exceeds this limit MUST be discarded"). [a
+            rate ("10Mbps"); range (0, inf); section 2.1]
+        limit_burst: The limiter's bucket depth (at least the largest packet, or none
+            passes). [a size ("1500B", "64KB"); range (0, inf); section 2.1]
+
+    Keys left at None are left out of the table: the core's default applies.
+    """
+    return _table(None, locals())
+
+
+def wrr_class(
+    dscp: list[str | int] | None = None,
+    *,
+    default: bool | None = None,
+    queue: dict[str, Any] | None = None,
+    weight: int,
+) -> dict[str, Any]:
+    """One class of a `wrr` scheduler.
+
+    Args:
+        dscp: Codepoints classified into this class. [a list of a codepoint (a name such as
+            "AF11" or a number 0-63); default []]
+        default: This class also takes every codepoint no class lists (one class at most).
+            [true or false; default false]
+        queue: The class's single queue: drop-tail or an AQM. [a table chosen by `type`:
+            "cbq", "droptail", "drr", "dsd", "mred", "priority", "red", "wrr"; default {
+            limit = "100p", type = "droptail" }]
+        weight: Packets served per visit. [a whole number; required; range [1, inf); section
+            2.2]
+
+    Keys left at None are left out of the table: the core's default applies.
+    """
+    return _table(None, locals())
+
+
+def drr_class(
+    dscp: list[str | int] | None = None,
+    *,
+    default: bool | None = None,
+    queue: dict[str, Any] | None = None,
+    quantum: str,
+) -> dict[str, Any]:
+    """One class of a `drr` scheduler.
+
+    Args:
+        dscp: Codepoints classified into this class. [a list of a codepoint (a name such as
+            "AF11" or a number 0-63); default []]
+        default: This class also takes every codepoint no class lists (one class at most).
+            [true or false; default false]
+        queue: The class's single queue: drop-tail or an AQM. [a table chosen by `type`:
+            "cbq", "droptail", "drr", "dsd", "mred", "priority", "red", "wrr"; default {
+            limit = "100p", type = "droptail" }]
+        quantum: Bytes added to the class's deficit at each of its visits (Q_i). [a size
+            ("1500B", "64KB"); required; range [1B, inf)]
+
+    Keys left at None are left out of the table: the core's default applies.
+    """
+    return _table(None, locals())
+
+
+def cbq_class(
+    dscp: list[str | int] | None = None,
+    *,
+    default: bool | None = None,
+    queue: dict[str, Any] | None = None,
+    weight: int | None = None,
+    quantum: str | None = None,
+    priority_rate: str | None = None,
+    priority_burst: str | None = None,
+) -> dict[str, Any]:
+    """One class of a `cbq` scheduler.
+
+    Args:
+        dscp: Codepoints classified into this class. [a list of a codepoint (a name such as
+            "AF11" or a number 0-63); default []]
+        default: This class also takes every codepoint no class lists (one class at most).
+            [true or false; default false]
+        queue: The class's single queue: drop-tail or an AQM. [a table chosen by `type`:
+            "cbq", "droptail", "drr", "dsd", "mred", "priority", "red", "wrr"; default {
+            limit = "100p", type = "droptail" }]
+        weight: Packets per visit of the round robin (scheduler = "wrr"). [a whole number;
+            range [1, inf)]
+        quantum: Bytes per round of the round robin (scheduler = "drr"). [a size ("1500B",
+            "64KB"); range [1B, inf)]
+        priority_rate: The rate up to which this class is served ahead of the others (one
+            class). [a rate ("10Mbps"); range (0, inf); section 2.2]
+        priority_burst: The depth of that allowance's token bucket. [a size ("1500B",
+            "64KB"); range (0, inf); section 2.2]
 
     Keys left at None are left out of the table: the core's default applies.
     """

@@ -31,10 +31,12 @@ from . import _dsim, _params
 # (scripts/gen_params.py -> _params.py): their keys, units, defaults and ranges are declared
 # once, in Rust. The wrappers below add Python conveniences on top of them.
 from ._params import (
+    cbq_class,
     cbr,
     constant,
     drop,
     droptail,
+    drr_class,
     dsd_control,
     dsd_red,
     ef_policer,
@@ -46,6 +48,7 @@ from ._params import (
     pareto,
     poisson,
     precedence,
+    priority_class,
     red,
     srtcm,
     tb_shaper,
@@ -56,6 +59,7 @@ from ._params import (
     tsw,
     tsw3,
     web,
+    wrr_class,
 )
 
 
@@ -68,6 +72,10 @@ __all__ = [
     "poisson",
     # Expedited Forwarding: schedulers and their classes (docs/ef.md)
     "klass",
+    "priority_class",
+    "wrr_class",
+    "drr_class",
+    "cbq_class",
     "priority",
     "wrr",
     "drr",
@@ -113,13 +121,14 @@ ABE_GREEN_DSCP = 3
 
 
 def klass(dscp: str | int | list[str | int] | None = None, **keys: Any) -> dict[str, Any]:
-    """One class of a multi-queue scheduler, `dscp` given as one codepoint or a list.
-
-    The keys (`default`, `queue`, `weight`, `quantum`, `limit_rate`, ...) are those of
-    :func:`dsim._params._klass`, documented there."""
+    """One class of a multi-queue scheduler: `dscp` (one codepoint or a list) and the keys
+    of the scheduler's class table, whose builders document them: :func:`priority_class`
+    (`limit_rate`, `limit_burst`), :func:`wrr_class` (`weight`), :func:`drr_class`
+    (`quantum`), :func:`cbq_class`; every class takes `default` and `queue`. The core checks
+    the keys against the scheduler the class is given to."""
     if isinstance(dscp, (str, int)):
         dscp = [dscp]
-    return _params._klass(dscp, **keys)
+    return _params._table(None, {"dscp": dscp, **keys})
 
 
 def priority(*classes: dict[str, Any]) -> dict[str, Any]:

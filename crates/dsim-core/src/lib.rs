@@ -23,6 +23,7 @@
 pub mod app;
 pub mod aqm;
 pub mod bench;
+pub mod bucket;
 pub mod conditioner;
 pub mod engine;
 pub mod net;

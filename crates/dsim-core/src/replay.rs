@@ -25,7 +25,6 @@ use std::collections::{BinaryHeap, HashMap};
 use crate::conditioner::{BlockDef, ChainRef, Conditioners, Cont, InstId, Outcome as ChainOutcome};
 use crate::engine::rng::{Rng, stream};
 use crate::packet::{Color, Dscp, Packet, PacketArena, PktId};
-use crate::scenario::build::build_qdisc;
 use crate::scenario::build_af::{BlockParts, FlowRef, block_parts, block_states};
 use crate::scenario::schema::QueueSpec;
 use crate::scenario::schema_af::{ConditionerSpec, MeterSpec};
@@ -132,7 +131,7 @@ fn parse_mechanism(text: &str, rate: Option<Rate>) -> Result<Mechanism, ConfigEr
                 "a rate must be greater than 0",
             ));
         }
-        build_qdisc(&spec, rate, &root)?;
+        spec.qdisc(rate, &root)?;
         return Ok(Mechanism::Queue { spec, rate });
     }
     Err(ConfigError::new(
@@ -380,7 +379,7 @@ fn replay_conditioner(
 }
 
 fn replay_queue(spec: &QueueSpec, rate: Rate, arrivals: &[Arrival], seed: u64) -> Result<Vec<Outcome>, ConfigError> {
-    let mut qdisc = build_qdisc(spec, rate, &KeyPath::root())?;
+    let mut qdisc = spec.qdisc(rate, &KeyPath::root())?;
     let mut rng = stream(seed, "queue:replay");
     let mut pkts = PacketArena::with_capacity(256);
     let mut dropped: Vec<(PktId, DropCause)> = Vec::new();

@@ -186,7 +186,7 @@ fn dsd_errors_name_the_key_value_and_rule() {
         (
             r#"{ type = "dsd", buffer = "0p", d = "10ms" }"#,
             "buffer",
-            "at least one packet",
+            "buffer must be greater than 0",
         ),
         (
             r#"{ type = "dsd", buffer = "75KB", d = "10ms", green_dscp = 2 }"#,
@@ -256,7 +256,7 @@ fn dsd_errors_name_the_key_value_and_rule() {
         (
             r#"{ type = "dsd", buffer = "75KB", d = "10ms", control = { weight = 0 } }"#,
             "control.weight",
-            "greater than 0",
+            "must lie in (0, 1]",
         ),
         (
             r#"{ type = "dsd", buffer = "75KB", d = "10ms", control = { target = 0 } }"#,
@@ -266,7 +266,7 @@ fn dsd_errors_name_the_key_value_and_rule() {
         (
             r#"{ type = "dsd", buffer = "75KB", d = "10ms", control = { max_penalty = 1 } }"#,
             "control.max_penalty",
-            "below 1",
+            "must lie in [0, 1)",
         ),
     ];
     for (queue, key, rule) in cases {

@@ -43,7 +43,7 @@ pub use marker::{Action, Applied};
 pub use ras::{Ras, RasConfig, RasKind};
 pub use srtcm::{ColorMode, Srtcm};
 pub use tb_shaper::{Held, Offer, TbShaper};
-pub use token_bucket::{Bucket, TokenBucket};
+pub use token_bucket::TokenBucket;
 pub use trtcm::Trtcm;
 pub use tsw::{PoutDivisor, Tsw, Tsw3};
 

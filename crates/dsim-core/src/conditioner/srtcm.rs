@@ -18,7 +18,7 @@
 //! or yellow and Te >= B; else red. A packet that no meter coloured before counts as
 //! green, so the colour-aware meter of an uncoloured stream acts as the colour-blind one.
 
-use super::token_bucket::Bucket;
+use crate::bucket::Bucket;
 use crate::packet::Color;
 use crate::time::{Bytes, Rate, SimTime};
 

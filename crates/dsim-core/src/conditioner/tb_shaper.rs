@@ -21,7 +21,7 @@
 use std::collections::VecDeque;
 
 use super::Cont;
-use super::token_bucket::Bucket;
+use crate::bucket::Bucket;
 use crate::packet::{Color, PktId};
 use crate::time::{Bytes, Limit, Rate, SimTime};
 

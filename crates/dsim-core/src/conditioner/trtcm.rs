@@ -18,7 +18,7 @@
 //! decremented by B." An uncoloured packet counts as green.
 
 use super::srtcm::ColorMode;
-use super::token_bucket::Bucket;
+use crate::bucket::Bucket;
 use crate::packet::Color;
 use crate::time::{Bytes, Rate, SimTime};
 

@@ -138,9 +138,18 @@ pub struct Range {
 }
 
 impl Range {
-    /// The rule a value outside the range breaks, in words.
-    fn rule(&self, key: &str) -> String {
-        match (self.lo, self.hi) {
+    /// The rule a value outside the range breaks, in words; a bare 0 bound is written in
+    /// the key's unit ("0s", "0bps", "0B").
+    fn rule(&self, key: &str, kind: Kind) -> String {
+        let zero = match kind {
+            Kind::Rate => "0bps",
+            Kind::Bytes => "0B",
+            Kind::Duration => "0s",
+            _ => "0",
+        };
+        let unit = |b: &'static str| if b == "0" { zero } else { b };
+        let (lo, hi) = (self.lo.map(unit), self.hi.map(unit));
+        match (lo, hi) {
             (Some(_), Some(_)) => format!("{key} must lie in {}", self.text),
             (Some(lo), None) if self.lo_incl => format!("{key} must be at least {lo}"),
             (Some(lo), None) => format!("{key} must be greater than {lo}"),
@@ -202,9 +211,11 @@ impl<T: Ranged> Ranged for Option<T> {
 /// Checks `v` against its declared range (a NaN is outside every range).
 pub fn check_range<T: Ranged + Value + Serialize>(v: &T, range: &Range, path: &KeyPath) -> Result<(), ConfigError> {
     match v.magnitude() {
-        Some(m) if !range.contains(T::kind(), m) => {
-            Err(ConfigError::new(path.clone(), render(v), range.rule(&last_key(path))))
-        }
+        Some(m) if !range.contains(T::kind(), m) => Err(ConfigError::new(
+            path.clone(),
+            render(v),
+            range.rule(&last_key(path), T::kind()),
+        )),
         _ => Ok(()),
     }
 }

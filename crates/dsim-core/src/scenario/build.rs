@@ -6,19 +6,13 @@
 use std::collections::{HashMap, HashSet};
 
 use super::build_af;
-use super::schema::{
-    AppSpec, CbrSpec, DirectionSpec, DsdControlSpec, DsdRedSpec, DsdSpec, FlowSpec, LinkSpec, PoissonSpec, QueueSpec,
-    Scenario, TfrcSpec,
-};
+use super::schema::{AppSpec, CbrSpec, DirectionSpec, FlowSpec, LinkSpec, PoissonSpec, Scenario, TfrcSpec};
 use super::{capture, transport};
 use crate::app::{Adaptive, App, Cbr, Poisson};
-use crate::aqm::{AqmQueue, RedParams};
 use crate::engine::rng::stream;
 use crate::net::{Network, Node, NodeKind, Port, Routes};
-use crate::packet::{Dscp, NodeId, PortId};
+use crate::packet::{NodeId, PortId};
 use crate::params::{ConfigError, KeyPath, Params};
-use crate::sched::dsd::{Dsd, DsdParams, control::ControlParams, is_valid_green_dscp};
-use crate::sched::{Fifo, Qdisc};
 use crate::sim::{Flow, Simulation, Transport};
 use crate::stats::{ClassStats, FlowStats, Window};
 use crate::time::{Duration, Fraction, Limit, Rate, SimTime};
@@ -187,7 +181,7 @@ fn build_port(
         Some(q) => (q, dir_path.key("queue")),
         None => (&link.queue, link_path.key("queue")),
     };
-    let qdisc = build_qdisc(queue, rate, &queue_path)?;
+    let qdisc = queue.qdisc(rate, &queue_path)?;
     let (loss, loss_path) = match dir.loss {
         Some(l) => (l, dir_path.key("loss")),
         None => (link.loss, link_path.key("loss")),
@@ -245,156 +239,12 @@ pub(super) fn check_limit(limit: Limit, path: KeyPath) -> Result<()> {
     Ok(())
 }
 
-/// The discipline of a port of `rate` (RED derives its typical transmission time from it).
-pub fn build_qdisc(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<Qdisc> {
-    if let QueueSpec::Dsd(d) = spec {
-        return Ok(Qdisc::Dsd(Box::new(Dsd::new(dsd_params(d, rate, path)?, rate))));
-    }
-    if spec.is_scheduler() {
-        return super::sched::build_scheduler(spec, rate, path);
-    }
-    Ok(Qdisc::Fifo(Fifo {
-        queue: build_aqm_queue(spec, rate, path)?,
-    }))
-}
-
-/// The one place a single-queue spec (drop-tail, RED, MRED) becomes an [`AqmQueue`]: a
-/// port's FIFO and every class of a scheduler are built here, so a new AQM needs only a
-/// new arm.
-pub fn build_aqm_queue(spec: &QueueSpec, rate: Rate, path: &KeyPath) -> Result<AqmQueue> {
-    match spec {
-        QueueSpec::Droptail(d) => d.queue(path),
-        QueueSpec::Priority(_) | QueueSpec::Wrr(_) | QueueSpec::Drr(_) | QueueSpec::Cbq(_) | QueueSpec::Dsd(_) => err(
-            path.key("type"),
-            quoted(spec.type_name()),
-            "a scheduler class holds a single queue (droptail or an AQM), not another scheduler",
-        ),
-        QueueSpec::Red(r) => r.queue(rate, path),
-        QueueSpec::Mred(m) => m.queue(rate, path),
-    }
-}
-
 /// A probability or share: a number in [0, 1].
 fn check_unit_interval(v: f64, path: KeyPath, what: &str) -> Result<()> {
     if !(0.0..=1.0).contains(&v) {
         return err(path, v, format!("{what}: a number in [0, 1]"));
     }
     Ok(())
-}
-
-/// ABE section 7: green comes from RFC 2474's pools 2 or 3, below 0x38.
-fn check_green_dscp(dscp: Dscp, path: KeyPath) -> Result<()> {
-    if !is_valid_green_dscp(dscp) {
-        return err(
-            path,
-            dscp.0,
-            format!(
-                "the green codepoint must come from RFC 2474's experimental/local-use pools \
-                 (binary xxxx11 or xxxx01) and be below 0x38 (ABE section 7); {:06b} is not; \
-                 the default is 3 (000011)",
-                dscp.0
-            ),
-        );
-    }
-    Ok(())
-}
-
-/// Checks a `type = "dsd"` queue and turns it into DSD's parameters.
-fn dsd_params(spec: &DsdSpec, rate: Rate, path: &KeyPath) -> Result<DsdParams> {
-    let DsdSpec {
-        buffer,
-        overshoot,
-        d,
-        g,
-        early_drop,
-        drop_green_without_duplicate,
-        admission_residual,
-        green_dscp,
-        ecn,
-        red,
-        control,
-    } = spec;
-    check_limit(*buffer, path.key("buffer"))?;
-    crate::aqm::droptail::check_overshoot(*overshoot, *buffer, &path.key("overshoot"))?;
-    check_unit_interval(*g, path.key("g"), "the green bias is a probability")?;
-    if d.0 == 0 {
-        return err(
-            path.key("d"),
-            quoted(&d.to_string()),
-            "green's maximum queueing delay must be greater than 0s",
-        );
-    }
-    check_green_dscp(*green_dscp, path.key("green_dscp"))?;
-    if *ecn && red.is_none() {
-        return err(
-            path.key("ecn"),
-            "true",
-            "ECN marks replace the drops RED makes on the virtual queue: add red = { min_th, \
-             max_th } (the keys of a red queue), or set ecn = false",
-        );
-    }
-    let red = match red {
-        Some(r) => Some(dsd_red(r, *buffer, rate, &path.key("red"))?),
-        None => None,
-    };
-    let control = match control {
-        Some(c) => Some(dsd_control(c, &path.key("control"))?),
-        None => None,
-    };
-    Ok(DsdParams {
-        buffer: *buffer,
-        overshoot: *overshoot,
-        d: *d,
-        g: *g,
-        early_drop: *early_drop,
-        drop_green_without_duplicate: *drop_green_without_duplicate,
-        admission_residual: *admission_residual,
-        green_dscp: *green_dscp,
-        ecn: *ecn,
-        red,
-        control,
-    })
-}
-
-/// RED on the virtual queue: the rules of the `red` queue, with `buffer` as its limit.
-fn dsd_red(r: &DsdRedSpec, buffer: Limit, rate: Rate, path: &KeyPath) -> Result<RedParams> {
-    RedParams::new(r.curve(), r.averaging(), Some(buffer), rate, path)
-}
-
-fn dsd_control(c: &DsdControlSpec, path: &KeyPath) -> Result<ControlParams> {
-    for (key, v) in [("period", c.period), ("rtt", c.rtt)] {
-        if v.0 == 0 {
-            return err(path.key(key), quoted(&v.to_string()), "must be greater than 0s");
-        }
-    }
-    for (key, v) in [("gain", c.gain), ("target", c.target)] {
-        if !(v.is_finite() && v > 0.0) {
-            return err(path.key(key), v, "must be a number greater than 0");
-        }
-    }
-    if !(c.weight > 0.0 && c.weight <= 1.0) {
-        return err(
-            path.key("weight"),
-            c.weight,
-            "the newest period's weight must be greater than 0 and at most 1",
-        );
-    }
-    if !(c.max_penalty >= 0.0 && c.max_penalty < 1.0) {
-        return err(
-            path.key("max_penalty"),
-            c.max_penalty,
-            "the green penalty is a probability and must stay below 1 (1 would drop every \
-             green packet)",
-        );
-    }
-    Ok(ControlParams {
-        period: c.period,
-        gain: c.gain,
-        rtt: c.rtt,
-        weight: c.weight,
-        target: c.target,
-        max_penalty: c.max_penalty,
-    })
 }
 
 /// Explicit routes override the shortest paths for their destination.
@@ -638,7 +488,7 @@ fn build_app(spec: &AppSpec, p: &KeyPath) -> Result<App> {
         }) => {
             let size = check_size(size.0, p.key("size"))?;
             check_unit_interval(*green, p.key("green"), "the green share is a fraction of the packets")?;
-            check_green_dscp(*green_dscp, p.key("green_dscp"))?;
+            crate::sched::dsd::spec::check_green_dscp(*green_dscp, &p.key("green_dscp"))?;
             Ok(App::Adaptive(Box::new(Adaptive::new(size, *green, *green_dscp, *ecn))))
         }
         AppSpec::Ftp(_) | AppSpec::Web(_) => unreachable!("TCP apps are built by transport::build_tcp"),

@@ -5,7 +5,6 @@ pub mod build_af;
 pub mod build_ras;
 pub mod capture;
 pub mod locate;
-mod sched;
 pub mod schema;
 pub mod schema_af;
 pub mod tagged;

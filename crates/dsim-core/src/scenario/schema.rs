@@ -10,11 +10,13 @@ use serde::{Deserialize, Serialize};
 
 pub use super::schema_af::ConditionerSpec;
 pub use crate::aqm::{DroptailSpec, MredSpec, RedSpec};
+pub use crate::sched::QueueSpec;
+pub use crate::sched::dsd::spec::{DsdControlSpec, DsdRedSpec, DsdSpec};
 
 use super::capture::{CaptureSpec, DropRuleSpec};
 use super::transport::{DistSpec, StartSpec, TcpSpec};
 use crate::packet::Dscp;
-use crate::time::{Bytes, Duration, Fraction, Limit, Rate};
+use crate::time::{Bytes, Duration, Fraction, Rate};
 
 fn one() -> u32 {
     1
@@ -118,233 +120,6 @@ impl DirectionSpec {
     }
 }
 
-/// The queue discipline of an egress port, chosen by `type`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum QueueSpec {
-    Droptail(DroptailSpec),
-    Priority(ClassesSpec),
-    Wrr(ClassesSpec),
-    Drr(ClassesSpec),
-    Cbq(CbqSpec),
-    /// FIFO with RED (Floyd and Jacobson 1993).
-    Red(RedSpec),
-    /// FIFO with multi-precedence RED: RIO (coupled) or decoupled.
-    Mred(MredSpec),
-    /// ABE's Duplicate Scheduling with Deadlines (draft-hurley-alternative-best-effort
-    /// section 5): blue and green queues behind a virtual flat FIFO of `buffer`.
-    Dsd(DsdSpec),
-}
-crate::tagged_enum!(QueueSpec {
-    Droptail(DroptailSpec) = "droptail",
-    Priority(ClassesSpec) = "priority",
-    Wrr(ClassesSpec) = "wrr",
-    Drr(ClassesSpec) = "drr",
-    Cbq(CbqSpec) = "cbq",
-    Red(RedSpec) = "red",
-    Mred(MredSpec) = "mred",
-    Dsd(DsdSpec) = "dsd",
-});
-
-impl QueueSpec {
-    /// Does this spec hold several classified queues (rather than one queue)?
-    pub fn is_scheduler(&self) -> bool {
-        matches!(
-            self,
-            QueueSpec::Priority(_) | QueueSpec::Wrr(_) | QueueSpec::Drr(_) | QueueSpec::Cbq(_)
-        )
-    }
-
-    /// The `type` of this spec as written in a scenario.
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            QueueSpec::Droptail(_) => "droptail",
-            QueueSpec::Priority(_) => "priority",
-            QueueSpec::Wrr(_) => "wrr",
-            QueueSpec::Drr(_) => "drr",
-            QueueSpec::Cbq(_) => "cbq",
-            QueueSpec::Red(_) => "red",
-            QueueSpec::Mred(_) => "mred",
-            QueueSpec::Dsd(_) => "dsd",
-        }
-    }
-}
-
-/// `priority`: strict priority, the first class listed served first; a class may carry a
-/// token-bucket limiter (`limit_rate`, `limit_burst`) whose excess is discarded.
-/// `wrr`: weighted round robin, each class's `weight` in packets per visit.
-/// `drr`: deficit round robin, each class's `quantum` in bytes per round.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
-#[serde(deny_unknown_fields)]
-pub struct ClassesSpec {
-    pub classes: Vec<ClassSpec>,
-}
-
-/// `cbq`: one class (`priority_rate`, `priority_burst`) has priority up to that rate; every
-/// class, that one included, shares the rest by `scheduler` ("wrr" or "drr").
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
-#[serde(deny_unknown_fields)]
-pub struct CbqSpec {
-    pub scheduler: RoundRobinKind,
-    pub classes: Vec<ClassSpec>,
-}
-
-/// The round robin under a CBQ priority class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Params)]
-#[serde(rename_all = "snake_case")]
-pub enum RoundRobinKind {
-    Wrr,
-    Drr,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
-}
-
-/// One class of a multi-queue scheduler: which codepoints it takes and its single queue.
-/// Which of the optional settings apply depends on the scheduler (checked when building).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, Params)]
-#[serde(deny_unknown_fields)]
-pub struct ClassSpec {
-    /// Codepoints classified into this class.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub dscp: Vec<Dscp>,
-    /// This class also takes every codepoint no class lists.
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub default: bool,
-    /// WRR (and CBQ over WRR): packets per visit, >= 1.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub weight: Option<u32>,
-    /// DRR (and CBQ over DRR): bytes added to the deficit per round, >= 1 B.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quantum: Option<Bytes>,
-    /// Priority: token-bucket limiter rate; arrivals beyond it are discarded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit_rate: Option<Rate>,
-    /// Priority: the limiter's bucket depth.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit_burst: Option<Bytes>,
-    /// CBQ: rate up to which this class is served ahead of the others.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority_rate: Option<Rate>,
-    /// CBQ: depth of that allowance's token bucket.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub priority_burst: Option<Bytes>,
-    /// The class's single queue (drop-tail or an AQM); default 100 packets of drop-tail.
-    #[serde(default)]
-    pub queue: QueueSpec,
-}
-
-/// A `type = "dsd"` queue.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
-#[serde(deny_unknown_fields)]
-pub struct DsdSpec {
-    /// Buff: the virtual flat best-effort queue's waiting room ("100p" or "75KB").
-    pub buffer: Limit,
-    /// A byte Buff admits a duplicate whenever it holds at most Buff (dummynet's rule, as
-    /// the `overshoot` of a droptail queue); false: the duplicate must fit.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub overshoot: bool,
-    /// Green's maximum queueing delay at this hop.
-    pub d: Duration,
-    /// Green bias (section 5.1) in [0, 1], the initial value when a control loop is set.
-    /// (Plain numbers here and below: range errors are reported in the builder, which knows
-    /// the key path; inside a `type`-tagged table serde does not.)
-    #[serde(default = "one_f64")]
-    pub g: f64,
-    /// Admission test for green on arrival (section 5); false: late drop only.
-    #[serde(default = "yes")]
-    pub early_drop: bool,
-    /// Drop a green packet whose duplicate the virtual queue refuses (dsim's correction for
-    /// local transparency; false: the draft's text).
-    #[serde(default = "yes")]
-    pub drop_green_without_duplicate: bool,
-    /// The admission test also counts the residual transmission time of the packet on the
-    /// wire (dsim's option; false: the test as section 5 states it).
-    #[serde(default)]
-    pub admission_residual: bool,
-    /// The green codepoint (section 7); every other codepoint is blue.
-    #[serde(default = "default_green_dscp")]
-    pub green_dscp: Dscp,
-    /// RED on the virtual queue marks ECN-capable packets instead of dropping them.
-    #[serde(default)]
-    pub ecn: bool,
-    /// RED on the virtual queue (section 5, last paragraph).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub red: Option<DsdRedSpec>,
-    /// The control loop of section 5.1 (`control = {}` for the defaults).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub control: Option<DsdControlSpec>,
-}
-
-fn one_f64() -> f64 {
-    1.0
-}
-fn yes() -> bool {
-    true
-}
-fn default_green_dscp() -> Dscp {
-    crate::sched::dsd::DEFAULT_GREEN_DSCP
-}
-
-crate::red_table! {
-    [curve, averaging]
-    /// RED on DSD's virtual queue: the keys of a `type = "red"` queue, with the same
-    /// defaults (`buffer` is the limit; `ecn` is a key of the dsd table). Thresholds in
-    /// packets ("20p") or bytes ("20KB", byte mode), whatever the unit of `buffer`.
-    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
-    #[serde(deny_unknown_fields)]
-    pub struct DsdRedSpec {}
-}
-
-fn control_period() -> Duration {
-    Duration::from_secs(1)
-}
-fn control_gain() -> f64 {
-    0.1
-}
-fn control_rtt() -> Duration {
-    Duration::from_millis(100)
-}
-fn control_weight() -> f64 {
-    0.5
-}
-fn control_target() -> f64 {
-    0.9
-}
-fn control_max_penalty() -> f64 {
-    0.5
-}
-
-/// DSD's control loop for throughput transparency (see `sched/dsd/control.rs`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
-#[serde(deny_unknown_fields)]
-pub struct DsdControlSpec {
-    #[serde(default = "control_period")]
-    pub period: Duration,
-    #[serde(default = "control_gain")]
-    pub gain: f64,
-    /// Round-trip time away from this hop assumed in the loss-throughput formula.
-    #[serde(default = "control_rtt")]
-    pub rtt: Duration,
-    /// Weight of the newest period in the moving averages.
-    #[serde(default = "control_weight")]
-    pub weight: f64,
-    /// The ratio of green to blue formula throughput aimed at.
-    #[serde(default = "control_target")]
-    pub target: f64,
-    /// Largest extra drop probability for green once g is 0 (0: g only, as in the draft).
-    #[serde(default = "control_max_penalty")]
-    pub max_penalty: f64,
-}
-
-impl Default for QueueSpec {
-    /// 100 packets of drop-tail FIFO.
-    fn default() -> Self {
-        QueueSpec::Droptail(DroptailSpec::default())
-    }
-}
-
 /// An explicit route: traffic for the last node of `path` follows it from every node on it.
 #[derive(Debug, Clone, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
@@ -425,7 +200,7 @@ pub struct TfrcSpec {
     /// Share of packets tagged green, [0, 1].
     #[serde(default)]
     pub green: f64,
-    #[serde(default = "default_green_dscp")]
+    #[serde(default = "crate::sched::dsd::spec::default_green_dscp")]
     pub green_dscp: Dscp,
     /// ECN-capable packets; CE marks count as losses.
     #[serde(default)]

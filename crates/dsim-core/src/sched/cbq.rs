@@ -15,7 +15,7 @@
 //! - every class, the priority class included, takes part in a link-sharing round robin,
 //!   WRR (weights in packets, [`super::wrr`]) or DRR (quanta in bytes, [`super::drr`]);
 //! - exactly one class, the priority class (EF), also has a priority allowance: a token
-//!   bucket of rate r (bit/s) and depth b (bytes), full at time 0 ([`TokenBucket`]);
+//!   bucket of rate r (bit/s) and depth b (bytes), full at time 0 ([`Bucket`]);
 //! - dequeue: if the priority class holds a packet whose size fits in the allowance's
 //!   tokens now, that packet is sent at once, ahead of every other class, and takes its
 //!   tokens ("priority up to the configured rate"). Otherwise the round robin picks the
@@ -46,12 +46,153 @@
 //! spec, `weight` (packets, WRR) or `quantum` (bytes, DRR); for the priority class
 //! `priority_rate` (bit/s, > 0) and `priority_burst` (bytes, > 0).
 
-use super::classes::ClassQueues;
+use serde::{Deserialize, Serialize};
+
+use super::classes::{ClassQueues, optional_bucket};
 use super::drr::DrrState;
-use super::rate_limiter::TokenBucket;
 use super::wrr::WrrState;
 use super::{QueueCtx, Verdict};
+use crate::bucket::Bucket;
 use crate::packet::PktId;
+use crate::params::{ConfigError, KeyPath, Params, render};
+use crate::time::{Bytes, Rate};
+
+/// The round robin under a CBQ priority class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Params)]
+#[serde(rename_all = "snake_case")]
+pub enum RoundRobinKind {
+    /// Weighted round robin, `weight` packets per visit.
+    Wrr,
+    /// Deficit round robin, `quantum` bytes per round.
+    Drr,
+}
+
+impl RoundRobinKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            RoundRobinKind::Wrr => "wrr",
+            RoundRobinKind::Drr => "drr",
+        }
+    }
+}
+
+/// `type = "cbq"`: one class (with `priority_rate`, `priority_burst`) has priority up to
+/// that rate; every class, that one included, shares the rest by `scheduler`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+#[param(document = "RFC 2598")]
+pub struct CbqSpec {
+    /// The link-sharing round robin: "wrr" (classes take `weight`) or "drr" (`quantum`).
+    #[param(section = "2.2")]
+    pub scheduler: RoundRobinKind,
+    /// The classes, in round-robin order.
+    #[param(nonempty)]
+    pub classes: Vec<CbqClass>,
+}
+
+crate::class_table! {
+    /// One class of a `cbq` scheduler.
+    #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, Params)]
+    #[serde(deny_unknown_fields)]
+    pub struct CbqClass {
+        /// Packets per visit of the round robin (scheduler = "wrr").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[param(range = "[1, inf)")]
+        pub weight: Option<u32>,
+        /// Bytes per round of the round robin (scheduler = "drr").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[param(range = "[1B, inf)")]
+        pub quantum: Option<Bytes>,
+        /// The rate up to which this class is served ahead of the others (one class).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[param(range = "(0, inf)", section = "2.2")]
+        pub priority_rate: Option<Rate>,
+        /// The depth of that allowance's token bucket.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[param(range = "(0, inf)", section = "2.2")]
+        pub priority_burst: Option<Bytes>,
+    }
+}
+
+impl CbqSpec {
+    /// The scheduler this table declares, on a link of `rate`.
+    pub fn qdisc(&self, rate: Rate, path: &KeyPath) -> Result<Cbq, ConfigError> {
+        self.check(path)?;
+        let cp = path.key("classes");
+        let classes = ClassQueues::build(&self.classes, rate, &cp)?;
+        let mut priority: Option<(usize, Bucket)> = None;
+        for (i, c) in self.classes.iter().enumerate() {
+            let p = cp.index(i);
+            let pair = ("priority_rate", "priority_burst");
+            if let Some(bucket) = optional_bucket(c.priority_rate, c.priority_burst, &p, pair)? {
+                if let Some((j, _)) = priority {
+                    return Err(ConfigError::new(
+                        p.key("priority_rate"),
+                        render(&c.priority_rate),
+                        format!(
+                            "classes[{j}] already has the priority allowance; a CBQ scheduler gives it to one class"
+                        ),
+                    ));
+                }
+                priority = Some((i, bucket));
+            }
+        }
+        let Some((class, allowance)) = priority else {
+            return Err(ConfigError::new(
+                cp,
+                None,
+                "a CBQ scheduler needs one class with priority_rate and priority_burst (the class served first up to that rate, e.g. EF)",
+            ));
+        };
+        let rr = match self.scheduler {
+            RoundRobinKind::Wrr => RoundRobin::Wrr(WrrState::new(self.shares(&cp, "weight", |c| c.weight)?)),
+            RoundRobinKind::Drr => {
+                RoundRobin::Drr(DrrState::new(self.shares(&cp, "quantum", |c| c.quantum.map(|q| q.0))?))
+            }
+        };
+        Ok(Cbq::new(classes, class, allowance, rr))
+    }
+
+    /// Every class's share of the round robin: its `key`, required, and the other
+    /// scheduler's key refused.
+    fn shares<T: Serialize>(
+        &self,
+        cp: &KeyPath,
+        key: &str,
+        share: impl Fn(&CbqClass) -> Option<T>,
+    ) -> Result<Vec<T>, ConfigError> {
+        let other = if key == "weight" { "quantum" } else { "weight" };
+        self.classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let p = cp.index(i);
+                let foreign = if key == "weight" {
+                    render(&c.quantum)
+                } else {
+                    render(&c.weight)
+                };
+                if let Some(v) = foreign {
+                    return Err(ConfigError::new(
+                        p.key(other),
+                        Some(v),
+                        format!(
+                            "a CBQ class over {} takes a {key}, not a {other}",
+                            self.scheduler.name()
+                        ),
+                    ));
+                }
+                share(c).ok_or_else(|| {
+                    ConfigError::new(
+                        p,
+                        None,
+                        format!("a CBQ class over {} needs a {key}", self.scheduler.name()),
+                    )
+                })
+            })
+            .collect()
+    }
+}
 
 /// The link-sharing scheduler under the priority allowance.
 #[derive(Debug, Clone)]
@@ -98,12 +239,12 @@ pub struct Cbq {
     pub classes: ClassQueues,
     /// Index of the priority class.
     pub priority_class: usize,
-    allowance: TokenBucket,
+    allowance: Bucket,
     pub rr: RoundRobin,
 }
 
 impl Cbq {
-    pub fn new(classes: ClassQueues, priority_class: usize, allowance: TokenBucket, rr: RoundRobin) -> Self {
+    pub fn new(classes: ClassQueues, priority_class: usize, allowance: Bucket, rr: RoundRobin) -> Self {
         assert!(priority_class < classes.len(), "the priority class exists");
         Cbq {
             classes,
@@ -134,7 +275,7 @@ impl Cbq {
         let p = self.priority_class;
         if let Some(size) = self.classes.head_size(p, ctx.pkts) {
             // RFC 2598 section 2.2: priority "up to the configured rate".
-            if self.allowance.take(size, ctx.now) {
+            if self.allowance.conform(size, ctx.now) {
                 let got = self.classes.dequeue(p, ctx);
                 self.rr.after_dequeue(p, &self.classes);
                 if got.is_some() {
@@ -153,7 +294,6 @@ mod tests {
     use crate::packet::Dscp;
     use crate::sched::Qdisc;
     use crate::sched::classes::testing::{Harness, one_dscp_per_class};
-    use crate::sched::rate_limiter::TokenBucketParams;
     use crate::time::{Bytes, Limit, Rate, SimTime};
 
     const EF: Dscp = Dscp::EF;
@@ -161,10 +301,7 @@ mod tests {
 
     fn cbq(rate: u64, burst: u64, rr: RoundRobin) -> Qdisc {
         let classes = one_dscp_per_class(&[EF, BE], Limit::Packets(10_000));
-        let tb = TokenBucket::new(TokenBucketParams {
-            rate: Rate(rate),
-            depth: Bytes(burst),
-        });
+        let tb = Bucket::full(Rate(rate), Bytes(burst));
         Qdisc::Cbq(Cbq::new(classes, 0, tb, rr))
     }
 

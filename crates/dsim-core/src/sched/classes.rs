@@ -11,9 +11,74 @@
 //! the `queues` table are the classes, in the order the scenario lists them.
 
 use crate::aqm::AqmQueue;
-use crate::packet::{Packet, PacketArena, PktId};
+use crate::bucket::Bucket;
+use crate::packet::{Dscp, Packet, PacketArena, PktId};
+use crate::params::{ConfigError, KeyPath, render};
+use crate::time::{Bytes, Rate};
 
-use super::{QueueCtx, Verdict};
+use super::{QueueCtx, QueueSpec, Verdict};
+
+/// Declares a scheduler's class table: the keys every class has (`dscp`, `default`,
+/// `queue`), written here once, then the scheduler's own keys; and its [`ClassKeys`].
+#[macro_export]
+macro_rules! class_table {
+    ($(#[$attr:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+        $(#[$attr])*
+        pub struct $name {
+            /// Codepoints classified into this class.
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub dscp: Vec<$crate::packet::Dscp>,
+            /// This class also takes every codepoint no class lists (one class at most).
+            #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+            pub default: bool,
+            /// The class's single queue: drop-tail or an AQM.
+            #[serde(default)]
+            pub queue: $crate::sched::QueueSpec,
+            $($fields)*
+        }
+        impl $crate::sched::classes::ClassKeys for $name {
+            fn dscp(&self) -> &[$crate::packet::Dscp] {
+                &self.dscp
+            }
+            fn is_default(&self) -> bool {
+                self.default
+            }
+            fn queue(&self) -> &$crate::sched::QueueSpec {
+                &self.queue
+            }
+        }
+    };
+}
+
+/// What the classifier reads of a class table.
+pub trait ClassKeys {
+    fn dscp(&self) -> &[Dscp];
+    fn is_default(&self) -> bool;
+    fn queue(&self) -> &QueueSpec;
+}
+
+/// A token bucket from an optional (rate, burst) pair of a class: both or neither.
+pub fn optional_bucket(
+    rate: Option<Rate>,
+    burst: Option<Bytes>,
+    path: &KeyPath,
+    (rate_key, burst_key): (&str, &str),
+) -> Result<Option<Bucket>, ConfigError> {
+    match (rate, burst) {
+        (None, None) => Ok(None),
+        (Some(r), None) => Err(ConfigError::new(
+            path.key(rate_key),
+            render(&r),
+            format!("{rate_key} needs {burst_key} (the token bucket depth, e.g. \"3000B\")"),
+        )),
+        (None, Some(b)) => Err(ConfigError::new(
+            path.key(burst_key),
+            render(&b),
+            format!("{burst_key} needs {rate_key} (the token bucket rate, e.g. \"450kbps\")"),
+        )),
+        (Some(r), Some(b)) => Ok(Some(Bucket::full(r, b))),
+    }
+}
 
 /// Number of codepoints: the six-bit DS field (RFC 2474 section 3).
 pub const DSCP_COUNT: usize = 64;
@@ -28,13 +93,82 @@ pub struct ClassQueues {
 }
 
 impl ClassQueues {
-    /// `map[d]` is the class of codepoint `d`; it must index `queues`. The scenario builder
-    /// checks the class list (every DSCP in exactly one class) before calling this.
     /// The classes' queues with their index, in class order.
     pub fn aqm_queues(&self) -> Vec<(u8, &AqmQueue)> {
         self.queues.iter().enumerate().map(|(i, q)| (i as u8, q)).collect()
     }
 
+    /// The classifier and the queues of `classes` (at `path`, the `classes` key) on a link
+    /// of `rate`, checking that the classes partition the 64 codepoints: each codepoint in
+    /// one class at most, and one default class unless every codepoint is listed.
+    pub fn build<C: ClassKeys>(classes: &[C], rate: Rate, path: &KeyPath) -> Result<Self, ConfigError> {
+        let refuse = |p: KeyPath, v: Option<String>, rule: String| Err(ConfigError::new(p, v, rule));
+        let mut owner: [Option<usize>; DSCP_COUNT] = [None; DSCP_COUNT];
+        let mut default: Option<usize> = None;
+        let mut queues = Vec::with_capacity(classes.len());
+        for (i, c) in classes.iter().enumerate() {
+            let p = path.index(i);
+            if c.dscp().is_empty() && !c.is_default() {
+                return refuse(
+                    p,
+                    None,
+                    "a class must list its codepoints (dscp = [\"EF\", ...]) or be the default class (default = true)"
+                        .into(),
+                );
+            }
+            for (k, d) in c.dscp().iter().enumerate() {
+                let here = p.key("dscp").index(k);
+                match owner[d.0 as usize] {
+                    Some(j) if j == i => return refuse(here, render(d), "listed twice in this class".into()),
+                    Some(j) => {
+                        return refuse(
+                            here,
+                            render(d),
+                            format!("{d} is already in classes[{j}]; a codepoint belongs to one class"),
+                        );
+                    }
+                    None => owner[d.0 as usize] = Some(i),
+                }
+            }
+            if c.is_default() {
+                if let Some(j) = default {
+                    return refuse(
+                        p.key("default"),
+                        Some("true".into()),
+                        format!("classes[{j}] is already the default class; there can be only one"),
+                    );
+                }
+                default = Some(i);
+            }
+            queues.push(c.queue().single_queue(rate, &p.key("queue"))?);
+        }
+        let mut map = [0u8; DSCP_COUNT];
+        let mut unlisted = Vec::new();
+        for (d, o) in owner.iter().enumerate() {
+            match (*o, default) {
+                (Some(i), _) | (None, Some(i)) => map[d] = i as u8,
+                (None, None) => unlisted.push(Dscp(d as u8).to_string()),
+            }
+        }
+        if !unlisted.is_empty() {
+            let shown = if unlisted.len() > 8 {
+                format!("{}, ... ({} in all)", unlisted[..8].join(", "), unlisted.len())
+            } else {
+                unlisted.join(", ")
+            };
+            return refuse(
+                path.clone(),
+                None,
+                format!(
+                    "no class is the default and codepoints {shown} are in no class; set default = true on one class or list every codepoint"
+                ),
+            );
+        }
+        Ok(ClassQueues::new(map, queues))
+    }
+
+    /// `map[d]` is the class of codepoint `d`; it must index `queues` ([`Self::build`]
+    /// checks a class list before calling this).
     pub fn new(map: [u8; DSCP_COUNT], queues: Vec<AqmQueue>) -> Self {
         assert!(
             !queues.is_empty() && queues.len() <= u8::MAX as usize + 1,

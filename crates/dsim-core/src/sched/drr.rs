@@ -32,9 +32,43 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Serialize};
+
 use super::classes::ClassQueues;
 use super::{QueueCtx, Verdict};
 use crate::packet::{PacketArena, PktId};
+use crate::params::{ConfigError, KeyPath, Params};
+use crate::time::{Bytes, Rate};
+
+/// `type = "drr"`: deficit round robin over classified queues, quanta in bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+#[param(document = "M. Shreedhar and G. Varghese, Efficient Fair Queuing Using Deficit Round Robin, 1996")]
+pub struct DrrSpec {
+    /// The classes, in the order they first become active.
+    #[param(nonempty)]
+    pub classes: Vec<DrrClass>,
+}
+
+crate::class_table! {
+    /// One class of a `drr` scheduler.
+    #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, Params)]
+    #[serde(deny_unknown_fields)]
+    pub struct DrrClass {
+        /// Bytes added to the class's deficit at each of its visits (Q_i).
+        #[param(range = "[1B, inf)")]
+        pub quantum: Bytes,
+    }
+}
+
+impl DrrSpec {
+    /// The scheduler this table declares, on a link of `rate`.
+    pub fn qdisc(&self, rate: Rate, path: &KeyPath) -> Result<Drr, ConfigError> {
+        self.check(path)?;
+        let classes = ClassQueues::build(&self.classes, rate, &path.key("classes"))?;
+        Ok(Drr::new(classes, self.classes.iter().map(|c| c.quantum.0).collect()))
+    }
+}
 
 /// Round-robin state, shared with [`super::cbq`].
 #[derive(Debug, Clone)]

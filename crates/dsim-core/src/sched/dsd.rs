@@ -120,6 +120,7 @@
 //! often the safety net fired, the largest green wait.
 
 pub mod control;
+pub mod spec;
 pub mod virtual_queue;
 
 use std::collections::VecDeque;

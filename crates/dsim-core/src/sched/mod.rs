@@ -21,22 +21,104 @@ pub mod fifo;
 pub mod priority;
 #[cfg(test)]
 mod properties;
-pub mod rate_limiter;
 pub mod wrr;
 
-pub use cbq::Cbq;
+pub use cbq::{Cbq, CbqSpec};
 pub use classes::ClassQueues;
-pub use drr::Drr;
+pub use drr::{Drr, DrrSpec};
 pub use dsd::Dsd;
+pub use dsd::spec::DsdSpec;
 pub use fifo::Fifo;
-pub use priority::Priority;
-pub use wrr::Wrr;
+pub use priority::{Priority, PrioritySpec};
+pub use wrr::{Wrr, WrrSpec};
 
-use crate::aqm::{Aqm, AqmQueue};
+use serde::Serialize;
+
+use crate::aqm::{Aqm, AqmQueue, DroptailSpec, MredSpec, RedSpec};
 use crate::engine::rng::Rng;
 use crate::packet::{PacketArena, PktId};
+use crate::params::{ConfigError, KeyPath};
 use crate::stats::DropCause;
-use crate::time::SimTime;
+use crate::time::{Rate, SimTime};
+
+/// The queue discipline of an egress port (or of a scheduler's class), chosen by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum QueueSpec {
+    Droptail(DroptailSpec),
+    Priority(PrioritySpec),
+    Wrr(WrrSpec),
+    Drr(DrrSpec),
+    Cbq(CbqSpec),
+    Red(RedSpec),
+    Mred(MredSpec),
+    Dsd(DsdSpec),
+}
+crate::tagged_enum!(QueueSpec {
+    Droptail(DroptailSpec) = "droptail",
+    Priority(PrioritySpec) = "priority",
+    Wrr(WrrSpec) = "wrr",
+    Drr(DrrSpec) = "drr",
+    Cbq(CbqSpec) = "cbq",
+    Red(RedSpec) = "red",
+    Mred(MredSpec) = "mred",
+    Dsd(DsdSpec) = "dsd",
+});
+
+impl Default for QueueSpec {
+    /// 100 packets of drop-tail FIFO.
+    fn default() -> Self {
+        QueueSpec::Droptail(DroptailSpec::default())
+    }
+}
+
+impl QueueSpec {
+    /// The discipline this table declares for a port of `rate` (RED derives its typical
+    /// transmission time from it).
+    pub fn qdisc(&self, rate: Rate, path: &KeyPath) -> Result<Qdisc, ConfigError> {
+        Ok(match self {
+            QueueSpec::Priority(s) => Qdisc::Priority(s.qdisc(rate, path)?),
+            QueueSpec::Wrr(s) => Qdisc::Wrr(s.qdisc(rate, path)?),
+            QueueSpec::Drr(s) => Qdisc::Drr(s.qdisc(rate, path)?),
+            QueueSpec::Cbq(s) => Qdisc::Cbq(s.qdisc(rate, path)?),
+            QueueSpec::Dsd(s) => Qdisc::Dsd(Box::new(Dsd::new(s.params(rate, path)?, rate))),
+            QueueSpec::Droptail(_) | QueueSpec::Red(_) | QueueSpec::Mred(_) => Qdisc::Fifo(Fifo {
+                queue: self.single_queue(rate, path)?,
+            }),
+        })
+    }
+
+    /// The single queue (drop-tail or an AQM) this table declares: a port's FIFO or a
+    /// scheduler's class. A new AQM needs a new arm here.
+    pub fn single_queue(&self, rate: Rate, path: &KeyPath) -> Result<AqmQueue, ConfigError> {
+        match self {
+            QueueSpec::Droptail(d) => d.queue(path),
+            QueueSpec::Red(r) => r.queue(rate, path),
+            QueueSpec::Mred(m) => m.queue(rate, path),
+            QueueSpec::Priority(_) | QueueSpec::Wrr(_) | QueueSpec::Drr(_) | QueueSpec::Cbq(_) | QueueSpec::Dsd(_) => {
+                Err(ConfigError::new(
+                    path.key("type"),
+                    crate::params::render(self.type_name()),
+                    "a scheduler class holds a single queue (droptail or an AQM), not another scheduler",
+                ))
+            }
+        }
+    }
+
+    /// The `type` of this table as written in a scenario.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            QueueSpec::Droptail(_) => "droptail",
+            QueueSpec::Priority(_) => "priority",
+            QueueSpec::Wrr(_) => "wrr",
+            QueueSpec::Drr(_) => "drr",
+            QueueSpec::Cbq(_) => "cbq",
+            QueueSpec::Red(_) => "red",
+            QueueSpec::Mred(_) => "mred",
+            QueueSpec::Dsd(_) => "dsd",
+        }
+    }
+}
 
 /// What a discipline needs from the world when it acts.
 pub struct QueueCtx<'a> {

@@ -14,7 +14,7 @@
 //! - dequeue: the head of the lowest-numbered non-empty class. Non-preemptive: a packet
 //!   already on the wire finishes (the port does not ask until the link is free).
 //! - enqueue: a class with a limiter (rate r bit/s, depth b bytes) first polices the
-//!   arriving packet with its token bucket ([`TokenBucket`]); a non-conforming packet is
+//!   arriving packet with its token bucket ([`Bucket`]); a non-conforming packet is
 //!   discarded with cause `rate_limit` (RFC 2598 section 2.1, "Traffic that exceeds this
 //!   limit MUST be discarded"). A conforming packet takes its tokens and is then offered to
 //!   the class's queue, whose AQM and physical limit may still refuse it (the limiter
@@ -25,21 +25,69 @@
 //! Parameters per class: DSCP list (or default), queue spec, optional `limit_rate` (bit/s)
 //! with `limit_burst` (bytes).
 
-use super::classes::ClassQueues;
-use super::rate_limiter::TokenBucket;
+use serde::{Deserialize, Serialize};
+
+use super::classes::{ClassQueues, optional_bucket};
 use super::{QueueCtx, Verdict};
+use crate::bucket::Bucket;
 use crate::packet::PktId;
+use crate::params::{ConfigError, KeyPath, Params};
 use crate::stats::DropCause;
+use crate::time::{Bytes, Rate};
+
+/// `type = "priority"`: strict priority over classified queues, the first class served
+/// first; a class may carry a token-bucket limiter whose excess is discarded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+#[param(document = "RFC 2598")]
+pub struct PrioritySpec {
+    /// The classes, highest priority first.
+    #[param(nonempty)]
+    pub classes: Vec<PriorityClass>,
+}
+
+crate::class_table! {
+    /// One class of a `priority` scheduler.
+    #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, Params)]
+    #[serde(deny_unknown_fields)]
+    pub struct PriorityClass {
+        /// Rate of the class's token-bucket limiter: arrivals beyond it and the burst are
+        /// discarded ("Traffic that exceeds this limit MUST be discarded").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[param(range = "(0, inf)", section = "2.1")]
+        pub limit_rate: Option<Rate>,
+        /// The limiter's bucket depth (at least the largest packet, or none passes).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[param(range = "(0, inf)", section = "2.1")]
+        pub limit_burst: Option<Bytes>,
+    }
+}
+
+impl PrioritySpec {
+    /// The scheduler this table declares, on a link of `rate`.
+    pub fn qdisc(&self, rate: Rate, path: &KeyPath) -> Result<Priority, ConfigError> {
+        self.check(path)?;
+        let cp = path.key("classes");
+        let classes = ClassQueues::build(&self.classes, rate, &cp)?;
+        let limiters = self
+            .classes
+            .iter()
+            .enumerate()
+            .map(|(i, c)| optional_bucket(c.limit_rate, c.limit_burst, &cp.index(i), ("limit_rate", "limit_burst")))
+            .collect::<Result<_, _>>()?;
+        Ok(Priority::new(classes, limiters))
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Priority {
     pub classes: ClassQueues,
     /// Limiter of each class (same index), if configured.
-    limiters: Vec<Option<TokenBucket>>,
+    limiters: Vec<Option<Bucket>>,
 }
 
 impl Priority {
-    pub fn new(classes: ClassQueues, limiters: Vec<Option<TokenBucket>>) -> Self {
+    pub fn new(classes: ClassQueues, limiters: Vec<Option<Bucket>>) -> Self {
         assert_eq!(classes.len(), limiters.len(), "one limiter slot per class");
         Priority { classes, limiters }
     }
@@ -50,7 +98,7 @@ impl Priority {
         let class = ClassQueues::class_of(ctx.pkts, id);
         if let Some(limiter) = &mut self.limiters[class] {
             // RFC 2598 section 2.1: traffic beyond the limiter's rate and burst MUST be discarded.
-            if !limiter.take(ctx.pkts[id].size, ctx.now) {
+            if !limiter.conform(ctx.pkts[id].size, ctx.now) {
                 return Verdict::Drop(DropCause::RateLimit);
             }
         }
@@ -77,16 +125,15 @@ mod tests {
     use crate::packet::Dscp;
     use crate::sched::Qdisc;
     use crate::sched::classes::testing::{Harness, one_dscp_per_class};
-    use crate::sched::rate_limiter::TokenBucketParams;
     use crate::time::{Bytes, Limit, Rate, SimTime};
 
     const EF: Dscp = Dscp::EF;
     const AF: Dscp = Dscp(10);
     const BE: Dscp = Dscp::BE;
 
-    fn pq(limit0: Option<TokenBucketParams>) -> Qdisc {
+    fn pq(limit0: Option<Bucket>) -> Qdisc {
         let classes = one_dscp_per_class(&[EF, AF, BE], Limit::Packets(100));
-        Qdisc::Priority(Priority::new(classes, vec![limit0.map(TokenBucket::new), None, None]))
+        Qdisc::Priority(Priority::new(classes, vec![limit0, None, None]))
     }
 
     #[test]
@@ -136,10 +183,7 @@ mod tests {
         //   t=1000 1500: 1500      -> admit, 0
         //   t=1000 1500: 0         -> DROP
         // The limiter alone decides: the queue (100 packets) never overflows.
-        let mut q = pq(Some(TokenBucketParams {
-            rate: Rate(80_000),
-            depth: Bytes(3000),
-        }));
+        let mut q = pq(Some(Bucket::full(Rate(80_000), Bytes(3000))));
         let mut h = Harness::new();
         let arrivals = [
             (0, 1500, true),

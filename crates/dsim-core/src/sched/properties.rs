@@ -9,9 +9,9 @@ use proptest::prelude::*;
 use super::cbq::{Cbq, RoundRobin};
 use super::classes::testing::{Harness, one_dscp_per_class};
 use super::drr::DrrState;
-use super::rate_limiter::{TokenBucket, TokenBucketParams};
 use super::wrr::WrrState;
 use super::{Drr, Priority, Qdisc, Verdict, Wrr};
+use crate::bucket::Bucket;
 use crate::packet::Dscp;
 use crate::time::{Bytes, Limit, Rate, SimTime};
 
@@ -40,12 +40,7 @@ fn op() -> impl Strategy<Value = Op> {
 /// The five schedulers, with small queues (so overflow happens) and a tight limiter.
 fn schedulers() -> Vec<(&'static str, Qdisc)> {
     let classes = || one_dscp_per_class(&DSCPS, Limit::Packets(8));
-    let tb = || {
-        TokenBucket::new(TokenBucketParams {
-            rate: Rate(2_000_000),
-            depth: Bytes(3000),
-        })
-    };
+    let tb = || Bucket::full(Rate(2_000_000), Bytes(3000));
     vec![
         (
             "priority",

@@ -26,9 +26,43 @@
 //! Parameters: per class a DSCP list (or default), a queue spec and `weight` (packets per
 //! visit, >= 1).
 
+use serde::{Deserialize, Serialize};
+
 use super::classes::ClassQueues;
 use super::{QueueCtx, Verdict};
 use crate::packet::PktId;
+use crate::params::{ConfigError, KeyPath, Params};
+use crate::time::Rate;
+
+/// `type = "wrr"`: weighted round robin over classified queues, weights in packets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+#[param(document = "RFC 2598")]
+pub struct WrrSpec {
+    /// The classes, visited in this order.
+    #[param(nonempty)]
+    pub classes: Vec<WrrClass>,
+}
+
+crate::class_table! {
+    /// One class of a `wrr` scheduler.
+    #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, Params)]
+    #[serde(deny_unknown_fields)]
+    pub struct WrrClass {
+        /// Packets served per visit.
+        #[param(range = "[1, inf)", section = "2.2")]
+        pub weight: u32,
+    }
+}
+
+impl WrrSpec {
+    /// The scheduler this table declares, on a link of `rate`.
+    pub fn qdisc(&self, rate: Rate, path: &KeyPath) -> Result<Wrr, ConfigError> {
+        self.check(path)?;
+        let classes = ClassQueues::build(&self.classes, rate, &path.key("classes"))?;
+        Ok(Wrr::new(classes, self.classes.iter().map(|c| c.weight).collect()))
+    }
+}
 
 /// Round-robin position, shared with [`super::cbq`].
 #[derive(Debug, Clone)]
