@@ -135,6 +135,20 @@ impl Qdisc {
         }
     }
 
+    /// Offers `id` to a drop-tail FIFO as if one more packet of `size` bytes waited at its
+    /// head: a packet that started its transmission at this instant straight through the
+    /// empty queue although, by the tie rule (docs/ties.md), it waits until every arrival
+    /// of the instant has been offered ([`crate::net::Port::lone_at`]).
+    pub fn enqueue_behind(&mut self, size: u32, id: PktId, ctx: &mut QueueCtx) -> Verdict {
+        let Qdisc::Fifo(f) = self else {
+            unreachable!("only a drop-tail FIFO passes packets straight through")
+        };
+        f.queue.fifo.push_front(PktId::NONE, size);
+        let verdict = f.enqueue(id, ctx);
+        f.queue.fifo.pop(|_| size);
+        verdict
+    }
+
     #[inline]
     pub fn dequeue(&mut self, ctx: &mut QueueCtx) -> Option<PktId> {
         match self {
