@@ -47,6 +47,21 @@ def test_bursty_trace_by_hand() -> None:
     assert list(out["drop_cause"]) == ["", "", "", "overflow", "", ""]
 
 
+def test_an_arrival_at_the_end_of_a_transmission_comes_first() -> None:
+    # Issue 20's trace, docs/ties.md: two 125 B packets at 0 and one at 1 ms into 1 Mbit/s
+    # (1 ms per packet) with one packet of waiting room. The third arrives at the instant
+    # the first ends: arrivals first, it finds the second still waiting and the room full,
+    # in the drop-tail FIFO and in all-blue DSD's virtual queue alike (local transparency to
+    # blue); the second starts at 1 ms.
+    trace = [{"time_ns": 0, "size": 125}, {"time_ns": 0, "size": 125}, {"time_ns": 1_000_000, "size": 125}]
+    fifo = dsim.replay({"type": "droptail", "limit": "1p"}, trace, rate="1Mbps")
+    dsd = dsim.replay({"type": "dsd", "buffer": "1p", "d": "3ms"}, trace, rate="1Mbps")
+    assert list(fifo["drop_cause"]) == ["", "", "overflow"] and list(dsd["drop_cause"]) == ["", "", "dsd_overflow"]
+    for column in ("dropped", "depart_ns", "tx_end_ns"):
+        assert fifo[column].equals(dsd[column]), column
+    assert list(fifo["depart_ns"][:2]) == [0, 1_000_000] and list(fifo["tx_end_ns"][:2]) == [1_000_000, 2_000_000]
+
+
 def test_dscp_names_and_numbers_pass_through() -> None:
     trace = pd.DataFrame({"time_ns": [0, 10], "size": [100, 100], "dscp": ["EF", 10]})
     out = dsim.replay(FIFO, trace, rate="1Mbps")

@@ -11,7 +11,9 @@ upstream meter gave the packet (green / yellow / red, for colour-aware meters). 
 has one row per packet: its input columns, the colour and DSCP on the way out, whether and
 why it was dropped, when it left the mechanism (`depart_ns`: start of transmission for a
 queue, release for a shaper, arrival for a meter) and, for a queue, the end of its
-transmission (`tx_end_ns`); NaN when dropped.
+transmission (`tx_end_ns`); NaN when dropped. A packet arriving at the nanosecond a
+transmission ends is offered to the queue before the next packet starts, as in a simulated
+network (docs/ties.md).
 """
 
 from __future__ import annotations

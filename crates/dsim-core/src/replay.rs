@@ -3,8 +3,11 @@
 //! "What would this queue do to my traffic?" A queue discipline is driven the way an egress
 //! port drives it: packets arrive at their trace times, the link serializes one packet at a
 //! time at `rate`, and the discipline decides admission and service order. When an arrival
-//! and the end of a transmission fall on the same nanosecond, the transmission ends first
-//! (the queue has room again when the packet arrives), the textbook convention for D/D/1.
+//! and the end of a transmission fall on the same nanosecond, the arrival comes first, as
+//! in the network engine (docs/ties.md, "arrivals first"): the transmission occupies the
+//! link for every arrival of its nanosecond, and the next packet starts once they all are
+//! in the queue. A packet arriving at a link idle since before its nanosecond starts at
+//! once.
 //!
 //! "What would this srTCM do to my traffic?" A conditioner (a meter alone, or a whole
 //! `[[conditioner]]` block: match, shaper, meter, actions per colour, or an EF policer)
@@ -403,9 +406,9 @@ fn replay_queue(spec: &QueueSpec, rate: Rate, arrivals: &[Arrival], seed: u64) -
             (Some(a), None) => a,
             (None, Some(e)) => e,
         };
-        // A transmission ending now comes first: the next queued packet starts at once, so
-        // packets arriving at the same nanosecond find its place free.
-        if tx_end == Some(now) {
+        if next_arrival != Some(now) {
+            // The transmission ends, after every arrival of its nanosecond: the next
+            // queued packet starts.
             let (id, _) = on_wire.take().expect("checked");
             pkts.free(id);
             start_next(
@@ -418,6 +421,7 @@ fn replay_queue(spec: &QueueSpec, rate: Rate, arrivals: &[Arrival], seed: u64) -
                 &mut out,
                 &mut on_wire,
             );
+            continue;
         }
         while next < arrivals.len() && arrivals[next].time == now {
             let a = arrivals[next];
@@ -442,7 +446,8 @@ fn replay_queue(spec: &QueueSpec, rate: Rate, arrivals: &[Arrival], seed: u64) -
                 pkts.free(id);
             }
             settle_drops(&mut dropped, &mut pkts, &mut out);
-            // As at an egress port: an idle link starts on the packet that just arrived.
+            // As at an egress port: an idle link (no transmission, none ending now) starts
+            // on the packet that just arrived.
             if on_wire.is_none() {
                 start_next(
                     &mut qdisc,
@@ -526,8 +531,8 @@ mod tests {
 
     #[test]
     fn dd1_departures_are_back_to_back_or_on_arrival() {
-        // 1000 B at 8 Mbit/s: 1 ms each. Arrivals every 1 ms: each starts on arrival (the
-        // previous one ends at the same nanosecond), so no packet ever waits.
+        // 1000 B at 8 Mbit/s: 1 ms each. Arrivals every 1 ms: each starts on arrival, at the
+        // nanosecond the previous one ends (it waits in the queue for no time at all).
         let out = replay(&fifo("10p", "8Mbps"), &trace(&[0, 1000, 2000, 3000], 1000), &[], 1).unwrap();
         for (i, o) in out.iter().enumerate() {
             assert_eq!(o.depart, Some(SimTime(i as u64 * 1_000_000)));
