@@ -182,6 +182,19 @@ def test_trtcm_rfc2698_hand_computed_colours() -> None:
     assert _colours(cfg, trace) == ["green", "yellow", "red", "green", "red", "yellow", "red"]
 
 
+def test_tsw3_starts_its_estimate_at_the_committed_rate() -> None:
+    # RFC 2859 section 4.1: AVG_RATE = CTR. CTR 1000 B/s, PTR 2000 B/s, window 1 s, a burst
+    # of thirty 100 B packets at t = 0: from CTR the estimate is 1000 + 100 k B/s after the
+    # k-th (above CTR from the first: yellow with P0 = 100 k / (1000 + 100 k); above PTR
+    # from the eleventh: red too). Started at 0 it is 100 k B/s, at most CTR for the first
+    # ten: all green.
+    burst = [(0, 100)] * 30
+    rfc = _colours(dsim.tsw3("8kbps", "16kbps", "1s"), burst)
+    zero = _colours(dsim.tsw3("8kbps", "16kbps", "1s", avg_rate="0bps"), burst)
+    assert zero[:10] == ["green"] * 10 and rfc[:10] != ["green"] * 10
+    assert "red" in rfc and dsim.tsw("1Mbps", "1s", avg_rate="1Mbps")["avg_rate"] == "1Mbps"
+
+
 QUEUES = {
     "droptail": dsim.droptail("5p"),
     "red": dsim.red("20p", "2p", "8p", max_p=0.5),

@@ -369,16 +369,18 @@ def token_bucket(rate: str, depth: str) -> dict[str, Any]:
     return {"type": "token_bucket", "rate": rate, "depth": depth}
 
 
-def tsw(target: str, window: str, pout: str | None = None) -> dict[str, Any]:
+def tsw(target: str, window: str, pout: str | None = None, avg_rate: str | None = None) -> dict[str, Any]:
     """Time sliding window estimator with probabilistic OUT marking; `pout` = "target"
     (seed 002, default: Pout = (avg - target) / target) or "avg_rate" (Clark and Fang,
-    seed 001: Pout = (avg - target) / avg)."""
-    return _drop_none({"type": "tsw", "target": target, "window": window, "pout": pout})
+    seed 001: Pout = (avg - target) / avg). `avg_rate`: the estimate's initial value
+    (default "0bps", seed 002; ns-2's TSW2CM starts at the target)."""
+    return _drop_none({"type": "tsw", "target": target, "window": window, "pout": pout, "avg_rate": avg_rate})
 
 
-def tsw3(committed: str, peak: str, window: str) -> dict[str, Any]:
-    """RFC 2859 time sliding window three colour marker."""
-    return {"type": "tsw3", "committed": committed, "peak": peak, "window": window}
+def tsw3(committed: str, peak: str, window: str, avg_rate: str | None = None) -> dict[str, Any]:
+    """RFC 2859 time sliding window three colour marker; `avg_rate` is the estimate's
+    initial value, AVG_RATE (default: the committed rate, RFC 2859 section 4.1)."""
+    return _drop_none({"type": "tsw3", "committed": committed, "peak": peak, "window": window, "avg_rate": avg_rate})
 
 
 def srtcm(cir: str, cbs: str, ebs: str, mode: str | None = None) -> dict[str, Any]:
