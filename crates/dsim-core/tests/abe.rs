@@ -568,7 +568,7 @@ fn ecn_capable_tfrc_sources_get_marks_instead_of_red_drops() {
 // queue it stands for, with ties between arrivals and ends of transmission.
 
 mod through_replay {
-    use dsim_core::packet::Dscp;
+    use dsim_core::packet::{Dscp, Ecn};
     use dsim_core::replay::{self, Arrival, Outcome};
     use dsim_core::stats::DropCause;
     use dsim_core::time::{Rate, SimTime};
@@ -586,8 +586,7 @@ mod through_replay {
             time: SimTime(time_ns),
             size,
             dscp: Dscp::BE,
-            flow: 0,
-            color: None,
+            ..Default::default()
         }
     }
 
@@ -600,13 +599,13 @@ mod through_replay {
         })
     }
 
-    /// Every packet: the same verdict (DSD's cause for the flat one's) and the same start
-    /// and end of transmission.
+    /// Every packet: the same verdict (DSD's cause for the flat one's), the same ECN field
+    /// on the way out (marked alike) and the same start and end of transmission.
     fn assert_same(dsd: &[Outcome], flat: &[Outcome]) -> Result<(), TestCaseError> {
         for (i, (d, f)) in dsd.iter().zip(flat).enumerate() {
             prop_assert_eq!(
-                (d.dropped, d.depart, d.tx_end),
-                (as_dsd(f.dropped), f.depart, f.tx_end),
+                (d.dropped, d.ecn, d.depart, d.tx_end),
+                (as_dsd(f.dropped), f.ecn, f.depart, f.tx_end),
                 "packet {}",
                 i
             );
@@ -646,15 +645,17 @@ limit = "1p""#,
         );
     }
 
-    /// A random experiment: the buffer, RED (or none) on both sides, and a trace whose
-    /// times lie on a grid of 0.5 ms and whose sizes take multiples of it on the wire (125
-    /// B is 1 ms at 1 Mbit/s), so that arrivals often meet ends of transmission; 40 B
-    /// packets (0.32 ms) break the grid now and then.
+    /// A random experiment: the buffer, RED (or none) on both sides, with ECN marking or
+    /// not, and a trace whose times lie on a grid of 0.5 ms and whose sizes take multiples
+    /// of it on the wire (125 B is 1 ms at 1 Mbit/s), so that arrivals often meet ends of
+    /// transmission; 40 B packets (0.32 ms) break the grid now and then. Half the packets
+    /// are ECN-capable.
     #[derive(Debug, Clone)]
     struct Case {
         buffer: String,
         overshoot: bool,
         red: Option<String>,
+        ecn: bool,
         trace: Vec<Arrival>,
     }
 
@@ -670,16 +671,22 @@ limit = "1p""#,
             ],
             any::<bool>(),
             proptest::option::weighted(0.5, red),
-            proptest::collection::vec((0u64..=6, 0usize..SIZES.len()), 1..120),
+            any::<bool>(),
+            proptest::collection::vec((0u64..=20, 0usize..SIZES.len(), any::<bool>()), 1..120),
         )
-            .prop_map(|(mut buffer, overshoot, red, raw)| {
+            .prop_map(|(mut buffer, overshoot, red, ecn, raw)| {
                 let mut t = 0;
                 let trace = raw
                     .into_iter()
-                    .map(|(gap, size)| {
-                        // Half the gaps are 0: bursts of simultaneous arrivals.
-                        t += gap.saturating_sub(3) * 500_000;
-                        blue(t, SIZES[size])
+                    .map(|(gap, size, ect)| {
+                        // A gap of 0 (a burst) one time in four, else 0.5 to 8 ms: a mean of
+                        // 3.2 ms against 3.7 ms of transmission, so that queues build up and
+                        // empty.
+                        t += gap.saturating_sub(4) * 500_000;
+                        Arrival {
+                            ecn: if ect { Ecn::Ect0 } else { Ecn::NotEct },
+                            ..blue(t, SIZES[size])
+                        }
                     })
                     .collect();
                 let red = red.map(|(min_th, span, p, w, gentle, room)| {
@@ -691,10 +698,12 @@ limit = "1p""#,
                     )
                 });
                 let overshoot = buffer.ends_with('B') && overshoot;
+                let ecn = red.is_some() && ecn;
                 Case {
                     buffer,
                     overshoot,
                     red,
+                    ecn,
                     trace,
                 }
             })
@@ -704,10 +713,10 @@ limit = "1p""#,
         #![proptest_config(ProptestConfig::with_cases(1000))]
 
         /// Section 2 of the ABE draft: "a network where all sources are blue behaves as a
-        /// flat best effort network". All-blue DSD accepts, drops and schedules exactly
-        /// what the flat drop-tail FIFO of Buff does (the `red` queue with the same RED when
-        /// RED is on the virtual queue): same verdict, same start and end of transmission,
-        /// packet by packet, ties included.
+        /// flat best effort network". All-blue DSD accepts, drops, marks and schedules
+        /// exactly what the flat drop-tail FIFO of Buff does (the `red` queue with the same
+        /// RED, and ECN, when RED is on the virtual queue): same verdict, same ECN field,
+        /// same start and end of transmission, packet by packet, ties included.
         #[test]
         fn all_blue_dsd_is_the_flat_queue(c in case()) {
             let (dsd, flat) = match &c.red {
@@ -717,8 +726,8 @@ limit = "1p""#,
                 ),
                 // The `red` queue has no overshoot: a byte limit must fit the packet.
                 Some(red) => (
-                    format!("type = \"dsd\"\nbuffer = \"{}\"\nd = \"5ms\"\nred = {{ {red} }}\n", c.buffer),
-                    format!("type = \"red\"\nlimit = \"{}\"\n{}\n", c.buffer, red.replace(", ", "\n")),
+                    format!("type = \"dsd\"\nbuffer = \"{}\"\nd = \"5ms\"\necn = {}\nred = {{ {red} }}\n", c.buffer, c.ecn),
+                    format!("type = \"red\"\nlimit = \"{}\"\necn = {}\n{}\n", c.buffer, c.ecn, red.replace(", ", "\n")),
                 ),
             };
             assert_same(&replayed(&dsd, &c.trace), &replayed(&flat, &c.trace))?;

@@ -13,7 +13,7 @@ use super::schema_af::{
     TswSpec,
 };
 use crate::aqm::red::typical_tx_time_ns;
-use crate::aqm::{Aqm, AqmQueue, DropTailQueue, Mred, MredMode, QueueSeries, Red, RedParams, RedVars};
+use crate::aqm::{Aqm, AqmQueue, DropTailQueue, Mred, MredMode, QueueSeries, Red, RedParams, RedVars, unit_of};
 use crate::conditioner::policer::ef_policer;
 use crate::conditioner::{
     Action, BlockDef, ChainRef, ColorMode, Conditioners, Instance, Match, Meter, PerFlowMembers, PoutDivisor, Shaper,
@@ -191,10 +191,6 @@ pub(super) fn red_params(
         mean_pkt_size: mean.0 as f64,
         s_ns: typical_tx_time_ns(rate, mean.0),
     })
-}
-
-fn unit_of(bytes: bool) -> &'static str {
-    if bytes { "bytes" } else { "pkts" }
 }
 
 /// A FIFO with RED, for a link of `rate`.

@@ -123,6 +123,20 @@ impl Qdisc {
         }
     }
 
+    /// The RED / MRED average that judges the packets of `queue` and `precedence` (for
+    /// DSD, RED's on the virtual queue), and its unit; None without RED.
+    pub fn red_average(&self, queue: u8, precedence: u8) -> Option<(f64, &'static str)> {
+        if let Qdisc::Dsd(d) = self {
+            return d
+                .red
+                .as_ref()
+                .map(|r| (r.vars.avg, crate::aqm::unit_of(r.params.bytes)));
+        }
+        let queues = self.aqm_queues();
+        let (_, q) = queues.into_iter().find(|(i, _)| *i == queue)?;
+        q.red_average(precedence)
+    }
+
     #[inline]
     pub fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx) -> Verdict {
         match self {

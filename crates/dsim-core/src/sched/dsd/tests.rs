@@ -476,8 +476,7 @@ fn replayed(g: f64, early_drop: bool) -> Vec<crate::replay::Outcome> {
             time: at(t),
             size: PKT,
             dscp: if name.starts_with('G') { GREEN_DSCP } else { BLUE_DSCP },
-            flow: 0,
-            color: None,
+            ..Default::default()
         })
         .collect();
     crate::replay::replay(&mechanism, &trace, &[], 1).expect("replays")
