@@ -89,30 +89,31 @@ fn a_b_then_c(c_delay: &str, c_start: &str) -> Vec<String> {
     event_log(&mut sim)
 }
 
+/// From 11.001 ms on, whichever of c's arrival and the end of a's transmission was
+/// scheduled first: arrivals first, a's transmission occupies the link, b fills the
+/// queue, c is refused; then the end of a's transmission starts b.
+const AT_THE_TIE: [&str; 7] = [
+    "11001000 arrival S3->R c",
+    "11001000 tx_done R->D",
+    "12001000 arrival R->D a",
+    "13001000 arrival R->D b",
+    "a delivered",
+    "b delivered",
+    "c dropped: overflow",
+];
+
 #[test]
 fn an_arrival_scheduled_before_the_end_of_transmission_of_its_instant_comes_first() {
     // c's arrival at R is scheduled at 6 ms, when it enters its 5 ms wire, before the end
     // of a's transmission (scheduled at 10.001 ms, when b starts waiting for it).
-    let log = a_b_then_c("5ms", "6ms");
-    assert_eq!(
-        log,
-        [
-            "0 app a",
-            "0 app b",
-            "6000000 app c",
-            "10001000 arrival S1->R a",
-            "10001000 arrival S2->R b",
-            // Arrivals first: a's transmission occupies the link, b fills the queue, c is
-            // refused; then the end of a's transmission starts b.
-            "11001000 arrival S3->R c",
-            "11001000 tx_done R->D",
-            "12001000 arrival R->D a",
-            "13001000 arrival R->D b",
-            "a delivered",
-            "b delivered",
-            "c dropped: overflow",
-        ]
-    );
+    let before = [
+        "0 app a",
+        "0 app b",
+        "6000000 app c",
+        "10001000 arrival S1->R a",
+        "10001000 arrival S2->R b",
+    ];
+    assert_eq!(a_b_then_c("5ms", "6ms"), [&before[..], &AT_THE_TIE[..]].concat());
 }
 
 #[test]
@@ -120,24 +121,14 @@ fn an_arrival_scheduled_after_the_end_of_transmission_of_its_instant_comes_first
     // c's arrival at R is scheduled at 10.5 ms (a 0.5 ms wire), after the end of a's
     // transmission: the same outcome, the same order of events. (Before the rule, the end
     // of transmission came first here, b started and c took its place in the queue.)
-    let log = a_b_then_c("0.5ms", "10.5ms");
-    assert_eq!(
-        log,
-        [
-            "0 app a",
-            "0 app b",
-            "10001000 arrival S1->R a",
-            "10001000 arrival S2->R b",
-            "10500000 app c",
-            "11001000 arrival S3->R c",
-            "11001000 tx_done R->D",
-            "12001000 arrival R->D a",
-            "13001000 arrival R->D b",
-            "a delivered",
-            "b delivered",
-            "c dropped: overflow",
-        ]
-    );
+    let before = [
+        "0 app a",
+        "0 app b",
+        "10001000 arrival S1->R a",
+        "10001000 arrival S2->R b",
+        "10500000 app c",
+    ];
+    assert_eq!(a_b_then_c("0.5ms", "10.5ms"), [&before[..], &AT_THE_TIE[..]].concat());
 }
 
 /// a alone on R->D (10.001 to 11.001 ms: nothing waits for the end of its transmission);
@@ -155,42 +146,36 @@ fn a_then_c_and_d(queue: &str) -> Vec<String> {
 fn an_arrival_at_the_end_of_a_transmission_nobody_waited_for_waits() {
     // DSD: c waits for the end of a's transmission, which it schedules at 11.001 ms, after
     // the arrivals; d finds c waiting and the room full. (Before the rule c went straight
-    // onto the link and d waited behind it.)
+    // onto the link and d waited behind it.) The drop-tail FIFO: the same outcome without
+    // the event: c, the first to start whatever arrives at 11.001 ms, starts at once, and
+    // d counts it as waiting.
+    let expected = |end_of_transmission: Option<&str>, d_dropped: &str| -> Vec<String> {
+        let head = [
+            "0 app a",
+            "6000000 app c",
+            "6000000 app d",
+            "10001000 arrival S1->R a",
+            "11001000 arrival S3->R c",
+            "11001000 arrival S4->R d",
+        ];
+        let tail = [
+            "12001000 arrival R->D a",
+            "13001000 arrival R->D c",
+            "a delivered",
+            "c delivered",
+            d_dropped,
+        ];
+        head.into_iter()
+            .chain(end_of_transmission)
+            .chain(tail)
+            .map(String::from)
+            .collect()
+    };
     assert_eq!(
         a_then_c_and_d(DSD),
-        [
-            "0 app a",
-            "6000000 app c",
-            "6000000 app d",
-            "10001000 arrival S1->R a",
-            "11001000 arrival S3->R c",
-            "11001000 arrival S4->R d",
-            "11001000 tx_done R->D",
-            "12001000 arrival R->D a",
-            "13001000 arrival R->D c",
-            "a delivered",
-            "c delivered",
-            "d dropped: dsd_overflow",
-        ]
+        expected(Some("11001000 tx_done R->D"), "d dropped: dsd_overflow")
     );
-    // The drop-tail FIFO: the same outcome without the event. c, the first to start
-    // whatever arrives at 11.001 ms, starts at once; d counts it as waiting.
-    assert_eq!(
-        a_then_c_and_d(FIFO),
-        [
-            "0 app a",
-            "6000000 app c",
-            "6000000 app d",
-            "10001000 arrival S1->R a",
-            "11001000 arrival S3->R c",
-            "11001000 arrival S4->R d",
-            "12001000 arrival R->D a",
-            "13001000 arrival R->D c",
-            "a delivered",
-            "c delivered",
-            "d dropped: overflow",
-        ]
-    );
+    assert_eq!(a_then_c_and_d(FIFO), expected(None, "d dropped: overflow"));
 }
 
 #[test]

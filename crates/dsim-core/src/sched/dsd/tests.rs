@@ -505,18 +505,24 @@ fn replay_agrees_with_the_link(g: f64, early_drop: bool) -> Vec<(&'static str, i
     ex.service()
 }
 
+/// The appendices' service order from t = 0 on (with g = 1, early drop or not).
+const APPENDIX_SERVICE: [&str; 11] = ["B1", "G1", "B2", "B3", "B4", "G3", "B5", "B7", "G4", "B8", "B9"];
+
+/// Through replay, checked against the unit tests' link: the names in service order, and
+/// the drop cause of the packet named.
+fn service_and_causes(g: f64, early_drop: bool) -> (Vec<&'static str>, impl Fn(&str) -> Option<DropCause>) {
+    let names = replay_agrees_with_the_link(g, early_drop).iter().map(|s| s.0).collect();
+    let out = replayed(g, early_drop);
+    let cause = move |n: &str| out[HISTORY.iter().position(|h| h.1 == n).expect("named")].dropped;
+    (names, cause)
+}
+
 #[test]
 fn appendix_a_through_replay() {
     // Appendix A (late green drop): B6 refused by the virtual queue, G2 dropped late, and
     // the service order of the appendix, packet by packet as on the unit tests' link.
-    let service = replay_agrees_with_the_link(1.0, false);
-    let names: Vec<&str> = service.iter().map(|s| s.0).collect();
-    assert_eq!(
-        names,
-        ["B1", "G1", "B2", "B3", "B4", "G3", "B5", "B7", "G4", "B8", "B9"]
-    );
-    let out = replayed(1.0, false);
-    let cause = |n: &str| out[HISTORY.iter().position(|h| h.1 == n).expect("named")].dropped;
+    let (names, cause) = service_and_causes(1.0, false);
+    assert_eq!(names, APPENDIX_SERVICE);
     assert_eq!(cause("B6"), Some(DropCause::DsdOverflow));
     assert_eq!(cause("G2"), Some(DropCause::DsdGreenLate));
 }
@@ -527,17 +533,11 @@ fn appendix_b_through_replay() {
     // arrivals first, B1 is still in the blue queue and G2 fails the admission test ("the
     // blue queue contained packets B1, B2 and B3"), rather than passing it and being
     // dropped later by the safety net.
-    let service = replay_agrees_with_the_link(1.0, true);
-    let names: Vec<&str> = service.iter().map(|s| s.0).collect();
-    assert_eq!(
-        names,
-        ["B1", "G1", "B2", "B3", "B4", "G3", "B5", "B7", "G4", "B8", "B9"]
-    );
-    let out = replayed(1.0, true);
-    let cause = |n: &str| out[HISTORY.iter().position(|h| h.1 == n).expect("named")].dropped;
+    let (names, cause) = service_and_causes(1.0, true);
+    assert_eq!(names, APPENDIX_SERVICE);
     assert_eq!(cause("G2"), Some(DropCause::DsdGreenEarly));
     assert_eq!(cause("B6"), Some(DropCause::DsdOverflow));
-    assert!(out.iter().all(|o| o.dropped != Some(DropCause::DsdGreenSafetyNet)));
+    assert!(HISTORY.iter().all(|h| cause(h.1) != Some(DropCause::DsdGreenSafetyNet)));
 }
 
 #[test]
