@@ -47,6 +47,66 @@ def test_bursty_trace_by_hand() -> None:
     assert list(out["drop_cause"]) == ["", "", "", "overflow", "", ""]
 
 
+def test_an_arrival_at_the_end_of_a_transmission_comes_first() -> None:
+    # Issue 20's trace, docs/ties.md: two 125 B packets at 0 and one at 1 ms into 1 Mbit/s
+    # (1 ms per packet) with one packet of waiting room. The third arrives at the instant
+    # the first ends: arrivals first, it finds the second still waiting and the room full,
+    # in the drop-tail FIFO and in all-blue DSD's virtual queue alike (local transparency to
+    # blue); the second starts at 1 ms.
+    trace = [{"time_ns": 0, "size": 125}, {"time_ns": 0, "size": 125}, {"time_ns": 1_000_000, "size": 125}]
+    fifo = dsim.replay({"type": "droptail", "limit": "1p"}, trace, rate="1Mbps")
+    dsd = dsim.replay({"type": "dsd", "buffer": "1p", "d": "3ms"}, trace, rate="1Mbps")
+    assert list(fifo["drop_cause"]) == ["", "", "overflow"] and list(dsd["drop_cause"]) == ["", "", "dsd_overflow"]
+    for column in ("dropped", "depart_ns", "tx_end_ns"):
+        assert fifo[column].equals(dsd[column]), column
+    assert list(fifo["depart_ns"][:2]) == [0, 1_000_000] and list(fifo["tx_end_ns"][:2]) == [1_000_000, 2_000_000]
+
+
+RED_ECN = {"type": "red", "limit": "10p", "min_th": "1p", "max_th": "2p", "max_p": 1.0, "wq": 0.5, "gentle": True, "ecn": True}
+
+
+def test_ecn_capable_packets_are_marked_where_others_are_dropped() -> None:
+    # Six 125 B packets at 0 into RED (wq 0.5, thresholds 1 and 2 packets, gentle) with ECN.
+    # The averages RED computes at their arrivals, by hand: 0 (empty), 0 (the first is on
+    # the wire), 0.5, 1.25 (then random verdicts). Not ECN-capable, the first packet with
+    # an early verdict is dropped ("early"); ECN-capable, the same packet (same draws until
+    # then) is kept and marked CE instead.
+    plain = dsim.replay(RED_ECN, [{"time_ns": 0, "size": 125}] * 6, rate="1Mbps", series=True)
+    ect_trace = [{"time_ns": 0, "size": 125, "ecn": e} for e in ["ect0", 2, "ECT(0)", "ect0", 2.0, "ect0"]]
+    ect = dsim.replay(RED_ECN, ect_trace, rate="1Mbps", series=True)
+    assert list(plain["avg"][:4]) == [0.0, 0.0, 0.5, 1.25] and set(plain["avg_unit"]) == {"pkts"}
+    first = int(plain.index[plain["drop_cause"] == "early"][0])
+    assert not plain["dropped"][:first].any() and not plain["marked"].any() and set(plain["ecn_out"]) == {"not-ect"}
+    assert not ect["dropped"][: first + 1].any() and ect["marked"][first] and not ect["marked"][:first].any()
+    assert list(ect["ecn_out"][: first + 1]) == ["ect0"] * first + ["ce"] and (ect["marked"] == (ect["ecn_out"] == "ce")).all()
+    # The same RED on all-blue DSD's virtual queue marks the same packets (tests/abe.rs
+    # checks this over random traces).
+    dsd = dsim.dsd("10p", "3ms", ecn=True, red={k: v for k, v in RED_ECN.items() if k not in ("type", "limit", "ecn")})
+    assert (dsim.replay(dsd, ect_trace, rate="1Mbps")["ecn_out"] == ect["ecn_out"]).all()
+
+
+def test_ecn_values_and_their_errors() -> None:
+    trace = [{"time_ns": 0, "size": 100, "ecn": e} for e in ["not-ect", "ect1", "ect0", "ce", 0, 1, 2, 3, None]]
+    out = dsim.replay({"type": "droptail", "limit": "20p"}, trace, rate="1Mbps")
+    assert list(out["ecn_out"]) == ["not-ect", "ect1", "ect0", "ce"] * 2 + ["not-ect"]
+    assert not out["marked"].any()  # CE on arrival is not a mark of this queue
+    with pytest.raises(dsim.ScenarioError) as ei:
+        dsim.replay({"type": "droptail", "limit": "2p"}, [{"time_ns": 0, "size": 100, "ecn": "yes"}], rate="1Mbps")
+    assert ei.value.path == "trace[0].ecn" and "RFC 3168" in ei.value.rule
+
+
+def test_series_of_dsd_give_its_loop_state() -> None:
+    # Without a control loop g stays at its configured value and the loop's estimates are
+    # NaN; with one, its samples appear after the first period (100 ms here).
+    trace = pd.DataFrame({"time_ns": np.arange(400) * 1_000_000, "size": 125, "dscp": ["BE", 3] * 200})
+    plain = dsim.replay(dsim.dsd("10p", "5ms", g=0.5), trace, rate="1Mbps", series=True)
+    assert (plain["g"] == 0.5).all() and plain["loss_green"].isna().all() and plain["avg"].isna().all()
+    looped = dsim.replay(dsim.dsd("10p", "5ms", control={"period": "100ms"}), trace, rate="1Mbps", series=True)
+    assert looped.loc[looped["time_ns"] < 100_000_000, "wait_blue_ms"].isna().all()
+    assert looped.loc[looped["time_ns"] >= 100_000_000, ["loss_blue", "loss_green", "wait_blue_ms", "wait_green_ms"]].notna().all().all()
+    assert "g" not in dsim.replay(FIFO, trace, rate="1Mbps", series=True).columns
+
+
 def test_dscp_names_and_numbers_pass_through() -> None:
     trace = pd.DataFrame({"time_ns": [0, 10], "size": [100, 100], "dscp": ["EF", 10]})
     out = dsim.replay(FIFO, trace, rate="1Mbps")
@@ -96,6 +156,9 @@ def test_cli(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     out = pd.read_csv(tmp_path / "o.csv")
     assert list(out["dropped"]) == [False, False, False, True]
+    assert "0 marked" in p.stdout and "avg" not in out.columns
+    p = subprocess.run([sys.executable, "-m", "dsim.cli", "replay", str(tmp_path / "fifo.toml"), str(tmp_path / "t.csv"), "--rate", "8Mbps", "--series"], capture_output=True, text=True)
+    assert p.returncode == 0 and p.stdout.splitlines()[0].endswith(",ecn_out,marked,avg,avg_unit"), p.stdout
     p = subprocess.run([sys.executable, "-m", "dsim.cli", "replay", str(tmp_path / "fifo.toml"), str(tmp_path / "t.csv")], capture_output=True, text=True)
     assert p.returncode == 2 and "rate: a queue discipline needs the rate" in p.stderr and "Traceback" not in p.stderr
 
@@ -165,6 +228,19 @@ def test_trtcm_rfc2698_hand_computed_colours() -> None:
     cfg = dsim.trtcm("8kbps", "1000B", "16kbps", "2000B")
     trace = [(0, 800), (0, 800), (0, 800), (0.5, 600), (0.5, 900), (1.0, 900), (5.0, 2500)]
     assert _colours(cfg, trace) == ["green", "yellow", "red", "green", "red", "yellow", "red"]
+
+
+def test_tsw3_starts_its_estimate_at_the_committed_rate() -> None:
+    # RFC 2859 section 4.1: AVG_RATE = CTR. CTR 1000 B/s, PTR 2000 B/s, window 1 s, a burst
+    # of thirty 100 B packets at t = 0: from CTR the estimate is 1000 + 100 k B/s after the
+    # k-th (above CTR from the first: yellow with P0 = 100 k / (1000 + 100 k); above PTR
+    # from the eleventh: red too). Started at 0 it is 100 k B/s, at most CTR for the first
+    # ten: all green.
+    burst = [(0, 100)] * 30
+    rfc = _colours(dsim.tsw3("8kbps", "16kbps", "1s"), burst)
+    zero = _colours(dsim.tsw3("8kbps", "16kbps", "1s", avg_rate="0bps"), burst)
+    assert zero[:10] == ["green"] * 10 and rfc[:10] != ["green"] * 10
+    assert "red" in rfc and dsim.tsw("1Mbps", "1s", avg_rate="1Mbps")["avg_rate"] == "1Mbps"
 
 
 QUEUES = {
@@ -270,7 +346,7 @@ def test_pcap_round_trip_with_a_remarking_conditioner(tmp_path: Path) -> None:
     dsim.run(sc, replications=1, capture_dir=tmp_path)
     [cap] = list(tmp_path.glob("ab-r0.pcap"))
     trace = read_trace(cap)
-    assert len(trace) == 1000 and set(trace["dscp"]) == {"EF"} and (trace["size"] == 500).all()
+    assert len(trace) == 1000 and set(trace["dscp"]) == {"EF"} and (trace["size"] == 500).all() and set(trace["ecn"]) == {"not-ect"}
     # 2 Mbit/s through a 1 Mbit/s meter: in profile AF11, out of profile AF12.
     cfg = tmp_path / "mark.toml"
     cfg.write_text('meter = { type = "token_bucket", rate = "1Mbps", depth = "1500B" }\ngreen = { mark = "AF11" }\nred = { mark = "AF12" }\n')

@@ -477,6 +477,7 @@ def tsw(
     window: str,
     *,
     pout: str | None = None,
+    avg_rate: str | None = None,
 ) -> dict[str, Any]:
     """Seed 002's TSW estimator and probabilistic tagger: green (IN) or red (OUT).
 
@@ -486,6 +487,8 @@ def tsw(
         pout: What Pout's excess is divided by: `"target"` (seed 002, default) or
             `"avg_rate"` (Clark and Fang section 3.3, seed 001's tagger). [one of "target",
             "avg_rate"; default "target"]
+        avg_rate: The estimate's initial value: 0 when absent (seed 002 appendix, "avg_rate
+            = 0"); ns-2's TSW2CM starts it at the target. [a rate ("10Mbps")]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -496,6 +499,8 @@ def tsw3(
     committed: str,
     peak: str,
     window: str,
+    *,
+    avg_rate: str | None = None,
 ) -> dict[str, Any]:
     """RFC 2859 TSW three colour marker: committed and peak target rates.
 
@@ -503,6 +508,8 @@ def tsw3(
         committed: (undocumented) [a rate ("10Mbps"); required]
         peak: (undocumented) [a rate ("10Mbps"); required]
         window: (undocumented) [a time ("10ms"); required]
+        avg_rate: The estimate's initial value, AVG_RATE: `committed` when absent (RFC 2859
+            section 4.1, "AVG_RATE = CTR"; ns-2's TSW3CM). [a rate ("10Mbps")]
 
     Keys left at None are left out of the table: the core's default applies.
     """

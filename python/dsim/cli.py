@@ -4,7 +4,7 @@
     dsim sweep FILE [--set KEY=V1,V2,... | --set KEY=START:STOP:STEP[UNIT]]... [--zip]
                [--replications R] [--seed N] [--out DIR] [--jobs J | --dask ADDR] [--new]
     dsim validate FILE ...
-    dsim replay CONFIG TRACE [--rate R] [--time-unit U] [--seed N] [--out FILE]
+    dsim replay CONFIG TRACE [--rate R] [--time-unit U] [--seed N] [--series] [--out FILE]
     dsim reproduce [--list] [NAME ...] [--full] [--out DIR] [--strict] [--jobs J | --dask ADDR]
     dsim bench [--quick] [--repeat R] [--duration S] [--only NAME ...] [--json FILE] [--save DIR]
                [--replications N] [--jobs J]
@@ -132,11 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("replay", help="run one mechanism over a packet trace (CSV or pcap)")
     rp.add_argument("config", help="the mechanism's table as in a scenario file (TOML), e.g. type = \"droptail\"")
-    rp.add_argument("trace", help="pcap capture (IPv4), or CSV with columns time (or time_ns), size, and optionally dscp, flow, color")
+    rp.add_argument("trace", help="pcap capture (IPv4), or CSV with columns time (or time_ns), size, and optionally dscp, flow, color, ecn")
     rp.add_argument("--rate", help="link rate a queue discipline feeds, e.g. 10Mbps")
     rp.add_argument("--time-unit", default="ns", choices=("ns", "us", "ms", "s"), help="unit of the trace's time column")
     rp.add_argument("--seed", type=_seed, default=1, help="seed of the mechanism's random draws")
-    rp.add_argument("--out", "-o", type=Path, help="output CSV, or a .pcap (for a pcap trace: DSCP rewritten, drops removed); default: CSV on standard output")
+    rp.add_argument("--out", "-o", type=Path, help="output CSV, or a .pcap (for a pcap trace: DSCP and ECN rewritten, drops removed); default: CSV on standard output")
+    rp.add_argument("--series", action="store_true", help="add a queue's state after each arrival: RED / MRED average (avg, avg_unit); DSD's g, penalty, losses and waits")
 
     rep = sub.add_parser("reproduce", help="run the published experiments and compare with the documents")
     rep.add_argument("names", nargs="*", help="experiments or families to run (default: all)")
@@ -428,21 +429,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from .replay import is_pcap, read_trace, replay, write_pcap
 
     try:
-        out = replay(Path(args.config), read_trace(args.trace), rate=args.rate, seed=args.seed, time_unit=args.time_unit)
+        out = replay(Path(args.config), read_trace(args.trace), rate=args.rate, seed=args.seed, time_unit=args.time_unit, series=args.series)
     except ScenarioError as e:
         if e.path == "rate" and e.line is None:  # the --rate flag, not a key of the file
             flag = "--rate" if args.rate is None else f"--rate {args.rate}"
             raise ScenarioError(f"{flag}: {e.rule}", "--rate", args.rate, e.rule) from None
         raise e.in_file(args.trace if e.path.startswith("trace") else args.config) from None
-    dropped = int(out["dropped"].sum())
+    counts = f"{len(out)} packets, {int(out['dropped'].sum())} dropped, {int(out['marked'].sum())} marked"
     if args.out and is_pcap(args.out):
         if not is_pcap(args.trace):
             raise ScenarioError(f"--out {args.out}: a pcap output needs a pcap trace to rewrite", "--out", str(args.out), "pcap in, pcap out")
         n = write_pcap(args.trace, args.out, out)
-        _console().print(f"{len(out)} packets, {dropped} dropped; {n} written to {args.out}")
+        _console().print(f"{counts}; {n} written to {args.out}")
     elif args.out:
         out.to_csv(args.out, index=False)
-        _console().print(f"{len(out)} packets, {dropped} dropped; written to {args.out}")
+        _console().print(f"{counts}; written to {args.out}")
     else:
         out.to_csv(sys.stdout, index=False)
     return 0

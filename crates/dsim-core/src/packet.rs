@@ -144,6 +144,18 @@ pub enum Ecn {
     Ce = 0b11,
 }
 
+impl Ecn {
+    /// The field from the two bits an IP header carries (RFC 3168 section 5).
+    pub fn from_bits(bits: u8) -> Ecn {
+        match bits & 0b11 {
+            0b00 => Ecn::NotEct,
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+}
+
 /// TCP control bits, as on the wire (RFC 793 section 3.1, RFC 3168 section 6.1).
 pub mod tcp_flags {
     pub const FIN: u8 = 0x01;

@@ -3,8 +3,11 @@
 //! "What would this queue do to my traffic?" A queue discipline is driven the way an egress
 //! port drives it: packets arrive at their trace times, the link serializes one packet at a
 //! time at `rate`, and the discipline decides admission and service order. When an arrival
-//! and the end of a transmission fall on the same nanosecond, the transmission ends first
-//! (the queue has room again when the packet arrives), the textbook convention for D/D/1.
+//! and the end of a transmission fall on the same nanosecond, the arrival comes first, as
+//! in the network engine (docs/ties.md, "arrivals first"): the transmission occupies the
+//! link for every arrival of its nanosecond, and the next packet starts once they all are
+//! in the queue. A packet arriving at a link idle since before its nanosecond starts at
+//! once.
 //!
 //! "What would this srTCM do to my traffic?" A conditioner (a meter alone, or a whole
 //! `[[conditioner]]` block: match, shaper, meter, actions per colour, or an EF policer)
@@ -12,10 +15,13 @@
 //! a shaper holds packets and releases them later (a release due at an arrival's
 //! nanosecond happens first). Per-flow blocks keep one state per flow of the trace.
 //!
-//! Each packet of the trace gets one outcome: its colour and codepoint on the way out,
-//! whether and why it was dropped, when it left the mechanism (start of transmission for a
-//! queue, release for a shaper, arrival otherwise) and, for a queue, when its transmission
-//! ended. The mechanism is configured with the same table a scenario file uses (`{ type =
+//! Each packet of the trace gets one outcome: its colour, codepoint and ECN field on the
+//! way out (CE when an ECN-capable packet was marked instead of dropped: RED, MRED or DSD
+//! with `ecn = true`), whether and why it was dropped, when it left the mechanism (start of
+//! transmission for a queue, release for a shaper, arrival otherwise) and, for a queue,
+//! when its transmission ended. [`replay_series`] also gives, for a queue, the state of its
+//! control loops just after each arrival ([`QueueState`]: RED / MRED's average, DSD's
+//! green bias and its control loop's estimates). The mechanism is configured with the same table a scenario file uses (`{ type =
 //! "droptail", limit = "10p" }`, `{ type = "srtcm", ... }`, a `[[conditioner]]` table
 //! without its placement), so a configuration tried here pastes into a scenario unchanged.
 
@@ -24,7 +30,8 @@ use std::collections::{BinaryHeap, HashMap};
 
 use crate::conditioner::{BlockDef, ChainRef, Conditioners, Cont, InstId, Outcome as ChainOutcome};
 use crate::engine::rng::{Rng, stream};
-use crate::packet::{Color, Dscp, Packet, PacketArena, PktId};
+use crate::packet::{Color, Dscp, Ecn, Packet, PacketArena, PktId};
+use crate::results::Column;
 use crate::scenario::build_af::{BlockParts, FlowRef, block_parts, block_states};
 use crate::scenario::schema::QueueSpec;
 use crate::scenario::schema_af::{ConditionerSpec, MeterSpec};
@@ -35,7 +42,7 @@ use crate::stats::Window;
 use crate::time::{Rate, SimTime};
 
 /// One packet of a trace.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Arrival {
     pub time: SimTime,
     /// IP datagram size in bytes.
@@ -45,6 +52,8 @@ pub struct Arrival {
     pub flow: u32,
     /// The colour an upstream meter gave it (for colour-aware meters).
     pub color: Option<Color>,
+    /// Its ECN field (RFC 3168): ECN-capable packets may be marked instead of dropped.
+    pub ecn: Ecn,
 }
 
 /// What the mechanism did with one packet.
@@ -58,6 +67,54 @@ pub struct Outcome {
     pub depart: Option<SimTime>,
     /// End of transmission on the link (queue disciplines only).
     pub tx_end: Option<SimTime>,
+    /// The ECN field on the way out: CE if the mechanism marked it.
+    pub ecn: Ecn,
+}
+
+/// A queue discipline's control state just after a packet's arrival was decided: what
+/// judged it. NaN (and an empty unit) where the discipline has no such state.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QueueState {
+    /// The RED average that judged the packet (its queue's RED, its precedence's MRED
+    /// virtual queue, RED on DSD's virtual queue), in the unit of the thresholds.
+    pub avg: f64,
+    /// "pkts" or "bytes".
+    pub avg_unit: &'static str,
+    /// DSD: the green bias in force and the control loop's green penalty.
+    pub g: f64,
+    pub penalty: f64,
+    /// DSD's control loop: the smoothed loss ratios and mean queueing delays (s) of its
+    /// last period boundary, [blue, green] (NaN before the first).
+    pub loss: [f64; 2],
+    pub wait_s: [f64; 2],
+}
+
+impl QueueState {
+    pub const NONE: QueueState = QueueState {
+        avg: f64::NAN,
+        avg_unit: "",
+        g: f64::NAN,
+        penalty: f64::NAN,
+        loss: [f64::NAN; 2],
+        wait_s: [f64::NAN; 2],
+    };
+
+    /// The state of `qdisc` for a packet of `queue` and `precedence` just decided.
+    fn of(qdisc: &Qdisc, queue: u8, precedence: u8) -> QueueState {
+        let (avg, avg_unit) = qdisc.red_average(queue, precedence).unwrap_or((f64::NAN, ""));
+        let mut s = QueueState {
+            avg,
+            avg_unit,
+            ..QueueState::NONE
+        };
+        if let Qdisc::Dsd(d) = qdisc {
+            (s.g, s.penalty) = (d.g(), d.penalty());
+            if let Some(last) = d.control_history().last() {
+                (s.loss, s.wait_s) = (last.p, last.q_s);
+            }
+        }
+        s
+    }
 }
 
 /// A mechanism to replay a trace through.
@@ -255,6 +312,17 @@ pub fn replay(
     flows: &[String],
     seed: u64,
 ) -> Result<Vec<Outcome>, ConfigError> {
+    replay_series(mechanism, arrivals, flows, seed).map(|(out, _)| out)
+}
+
+/// [`replay`], and the discipline's state just after each arrival ([`QueueState::NONE`]
+/// for a conditioner).
+pub fn replay_series(
+    mechanism: &Mechanism,
+    arrivals: &[Arrival],
+    flows: &[String],
+    seed: u64,
+) -> Result<(Vec<Outcome>, Vec<QueueState>), ConfigError> {
     check_trace(arrivals)?;
     if let Some((i, a)) = arrivals
         .iter()
@@ -269,8 +337,41 @@ pub fn replay(
     }
     match mechanism {
         Mechanism::Queue { spec, rate } => replay_queue(spec, *rate, arrivals, seed),
-        Mechanism::Conditioner(spec) => replay_conditioner(spec, arrivals, flows, seed),
+        Mechanism::Conditioner(spec) => {
+            replay_conditioner(spec, arrivals, flows, seed).map(|out| (out, vec![QueueState::NONE; arrivals.len()]))
+        }
     }
+}
+
+/// The columns of the states [`replay_series`] gave: `avg` and `avg_unit`, and for DSD `g`,
+/// `penalty`, `loss_blue`, `loss_green` (fractions), `wait_blue_ms`, `wait_green_ms`.
+pub fn series_columns(mechanism: &Mechanism, states: &[QueueState]) -> Vec<(String, Column)> {
+    let f =
+        |name: &str, v: &dyn Fn(&QueueState) -> f64| (name.to_string(), Column::F64(states.iter().map(v).collect()));
+    let mut columns = vec![
+        f("avg", &|s| s.avg),
+        (
+            "avg_unit".to_string(),
+            Column::Str(states.iter().map(|s| s.avg_unit.to_string()).collect()),
+        ),
+    ];
+    if matches!(
+        mechanism,
+        Mechanism::Queue {
+            spec: QueueSpec::Dsd(_),
+            ..
+        }
+    ) {
+        columns.extend([
+            f("g", &|s| s.g),
+            f("penalty", &|s| s.penalty),
+            f("loss_blue", &|s| s.loss[0]),
+            f("loss_green", &|s| s.loss[1]),
+            f("wait_blue_ms", &|s| s.wait_s[0] * 1e3),
+            f("wait_green_ms", &|s| s.wait_s[1] * 1e3),
+        ]);
+    }
+    columns
 }
 
 fn replay_conditioner(
@@ -294,6 +395,7 @@ fn replay_conditioner(
         .map(|a| Outcome {
             dscp: a.dscp,
             color: a.color,
+            ecn: a.ecn,
             ..Default::default()
         })
         .collect();
@@ -365,6 +467,7 @@ fn replay_conditioner(
                 size: a.size,
                 dscp: a.dscp,
                 color: a.color,
+                ecn: a.ecn,
                 index: next as u64,
                 sent_at: now,
                 enqueued_at: now,
@@ -378,7 +481,12 @@ fn replay_conditioner(
     Ok(out)
 }
 
-fn replay_queue(spec: &QueueSpec, rate: Rate, arrivals: &[Arrival], seed: u64) -> Result<Vec<Outcome>, ConfigError> {
+fn replay_queue(
+    spec: &QueueSpec,
+    rate: Rate,
+    arrivals: &[Arrival],
+    seed: u64,
+) -> Result<(Vec<Outcome>, Vec<QueueState>), ConfigError> {
     let mut qdisc = spec.qdisc(rate, &KeyPath::root())?;
     let mut rng = stream(seed, "queue:replay");
     let mut pkts = PacketArena::with_capacity(256);
@@ -387,9 +495,11 @@ fn replay_queue(spec: &QueueSpec, rate: Rate, arrivals: &[Arrival], seed: u64) -
         .iter()
         .map(|a| Outcome {
             dscp: a.dscp,
+            ecn: a.ecn,
             ..Default::default()
         })
         .collect();
+    let mut states = vec![QueueState::NONE; arrivals.len()];
     // The packet on the wire and when its last bit leaves.
     let mut on_wire: Option<(PktId, SimTime)> = None;
     let mut next = 0;
@@ -402,9 +512,9 @@ fn replay_queue(spec: &QueueSpec, rate: Rate, arrivals: &[Arrival], seed: u64) -
             (Some(a), None) => a,
             (None, Some(e)) => e,
         };
-        // A transmission ending now comes first: the next queued packet starts at once, so
-        // packets arriving at the same nanosecond find its place free.
-        if tx_end == Some(now) {
+        if next_arrival != Some(now) {
+            // The transmission ends, after every arrival of its nanosecond: the next
+            // queued packet starts.
             let (id, _) = on_wire.take().expect("checked");
             pkts.free(id);
             start_next(
@@ -417,6 +527,7 @@ fn replay_queue(spec: &QueueSpec, rate: Rate, arrivals: &[Arrival], seed: u64) -
                 &mut out,
                 &mut on_wire,
             );
+            continue;
         }
         while next < arrivals.len() && arrivals[next].time == now {
             let a = arrivals[next];
@@ -424,24 +535,32 @@ fn replay_queue(spec: &QueueSpec, rate: Rate, arrivals: &[Arrival], seed: u64) -
                 flow: a.flow,
                 size: a.size,
                 dscp: a.dscp,
+                ecn: a.ecn,
                 index: next as u64,
                 sent_at: now,
                 enqueued_at: now,
                 ..Default::default()
             });
             qdisc.classify(&mut pkts, id);
+            let (queue, precedence) = (pkts[id].queue, pkts[id].precedence);
             let mut ctx = QueueCtx {
                 now,
                 pkts: &mut pkts,
                 rng: &mut rng,
                 dropped: &mut dropped,
             };
-            if let Verdict::Drop(cause) = qdisc.enqueue(id, &mut ctx) {
-                out[next].dropped = Some(cause);
-                pkts.free(id);
+            match qdisc.enqueue(id, &mut ctx) {
+                Verdict::Drop(cause) => {
+                    out[next].dropped = Some(cause);
+                    pkts.free(id);
+                }
+                // Marked CE, perhaps.
+                Verdict::Admit => out[next].ecn = pkts[id].ecn,
             }
+            states[next] = QueueState::of(&qdisc, queue, precedence);
             settle_drops(&mut dropped, &mut pkts, &mut out);
-            // As at an egress port: an idle link starts on the packet that just arrived.
+            // As at an egress port: an idle link (no transmission, none ending now) starts
+            // on the packet that just arrived.
             if on_wire.is_none() {
                 start_next(
                     &mut qdisc,
@@ -457,7 +576,7 @@ fn replay_queue(spec: &QueueSpec, rate: Rate, arrivals: &[Arrival], seed: u64) -
             next += 1;
         }
     }
-    Ok(out)
+    Ok((out, states))
 }
 
 /// The link is free: put the discipline's next packet on the wire.
@@ -508,9 +627,7 @@ mod tests {
             .map(|t| Arrival {
                 time: SimTime(t * 1000),
                 size,
-                dscp: Dscp::BE,
-                flow: 0,
-                color: None,
+                ..Default::default()
             })
             .collect()
     }
@@ -525,14 +642,43 @@ mod tests {
 
     #[test]
     fn dd1_departures_are_back_to_back_or_on_arrival() {
-        // 1000 B at 8 Mbit/s: 1 ms each. Arrivals every 1 ms: each starts on arrival (the
-        // previous one ends at the same nanosecond), so no packet ever waits.
+        // 1000 B at 8 Mbit/s: 1 ms each. Arrivals every 1 ms: each starts on arrival, at the
+        // nanosecond the previous one ends (it waits in the queue for no time at all).
         let out = replay(&fifo("10p", "8Mbps"), &trace(&[0, 1000, 2000, 3000], 1000), &[], 1).unwrap();
         for (i, o) in out.iter().enumerate() {
             assert_eq!(o.depart, Some(SimTime(i as u64 * 1_000_000)));
             assert_eq!(o.tx_end, Some(SimTime(i as u64 * 1_000_000) + Duration::from_millis(1)));
             assert_eq!(o.dropped, None);
         }
+    }
+
+    #[test]
+    fn red_marks_ecn_capable_packets_and_its_average_is_the_series() {
+        // Six 125 B ECT(0) packets at 0 into RED with ECN (wq 0.5, thresholds 1 and 2
+        // packets, gentle, max_p 1) at 1 Mbit/s. RED's average at each arrival, by hand:
+        // 0 (empty), 0 (the first is on the wire), 0.5, 1.25, then random verdicts. Every
+        // early verdict on an ECN-capable packet is a CE mark, never a drop (a forced one,
+        // at 4 packets, is out of reach: 6 packets, at most 5 waiting).
+        let m = mechanism_from_toml(
+            "type = \"red\"\nlimit = \"10p\"\nmin_th = \"1p\"\nmax_th = \"2p\"\nmax_p = 1.0\nwq = 0.5\ngentle = true\necn = true\n",
+            Some(Rate::parse("1Mbps").unwrap()),
+        )
+        .unwrap();
+        let trace: Vec<Arrival> = trace(&[0; 6], 125)
+            .into_iter()
+            .map(|a| Arrival { ecn: Ecn::Ect0, ..a })
+            .collect();
+        let (out, states) = replay_series(&m, &trace, &[], 1).unwrap();
+        let avgs: Vec<f64> = states.iter().map(|s| s.avg).collect();
+        assert_eq!(avgs[..4], [0.0, 0.0, 0.5, 1.25]);
+        assert!(states.iter().all(|s| s.avg_unit == "pkts" && s.g.is_nan()));
+        assert!(out.iter().all(|o| o.dropped.is_none()));
+        assert!(out[..3].iter().all(|o| o.ecn == Ecn::Ect0));
+        assert!(out.iter().any(|o| o.ecn == Ecn::Ce), "{out:?}");
+        // A meter has no queue state.
+        let meter = mechanism_from_toml("type = \"token_bucket\"\nrate = \"1Mbps\"\ndepth = \"1KB\"\n", None).unwrap();
+        let (_, states) = replay_series(&meter, &trace, &[], 1).unwrap();
+        assert!(states.iter().all(|s| s.avg.is_nan() && s.avg_unit.is_empty()));
     }
 
     #[test]
@@ -552,9 +698,8 @@ mod tests {
         Arrival {
             time: SimTime(t_ms * 1_000_000),
             size,
-            dscp: Dscp::BE,
-            flow: 0,
             color,
+            ..Default::default()
         }
     }
 

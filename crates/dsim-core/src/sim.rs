@@ -5,6 +5,8 @@
 //! next node ... -> receiver. Every drop is recorded with where and why.
 
 mod conditioning;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -426,16 +428,31 @@ impl Simulation {
     /// empty discipline (most hops of a network: [`Port::passes_straight_through`]) goes
     /// onto the link at once; any other is classified, offered to the discipline and
     /// counted ([`Self::enqueue_in_discipline`]). The port and the packet are read once.
+    /// A transmission ending now occupies the link for the packets arriving now
+    /// ([`Port::link_free`], docs/ties.md).
     #[inline(always)]
     fn enqueue(&mut self, p: PortId, id: PktId) {
         let now = self.now;
         let port = &mut self.net.ports[p as usize];
         let pkt = &mut self.pkts[id];
         pkt.enqueued_at = now;
-        let link_free = !port.tx_pending && port.busy_until <= now;
-        if !(link_free && port.passes_straight_through(pkt.size)) {
-            return self.enqueue_in_discipline(p, id, link_free);
+        // A packet arriving at a drop-tail FIFO at the instant the transmission before it
+        // ends starts at once too, counted as waiting for the later arrivals of that
+        // instant (`Port::starts_at_its_tie`: every hop of a chain of links of one rate).
+        let alone = port.link_free(now) && port.passes_straight_through(pkt.size);
+        if !(alone || port.starts_at_its_tie(now, pkt.size)) {
+            return self.enqueue_in_discipline(p, id);
         }
+        self.pass_straight_through(p, id);
+    }
+
+    /// Packet `id`, alone at port `p`, starts its transmission at once, counted as
+    /// passing straight through the empty discipline.
+    #[inline(always)]
+    fn pass_straight_through(&mut self, p: PortId, id: PktId) {
+        let now = self.now;
+        let port = &mut self.net.ports[p as usize];
+        let pkt = &mut self.pkts[id];
         debug_assert_eq!(
             port.qdisc.len_packets(),
             0,
@@ -445,7 +462,7 @@ impl Simulation {
         let size = pkt.size;
         port.passed.count(&self.window, now, size);
         // Its lone transmission: nothing waits after it.
-        port.busy_until = now + port.tx_time(size);
+        port.start_tx(now, size);
         if port.path.has(PortPath::TX_EXTRAS) {
             return self.onto_the_link_with_extras(p, id);
         }
@@ -456,9 +473,10 @@ impl Simulation {
     /// The packet waits, or meets a discipline that decides on it: classify, ask the
     /// discipline, count, and start the link if it is free.
     #[inline(never)]
-    fn enqueue_in_discipline(&mut self, p: PortId, id: PktId, link_free: bool) {
+    fn enqueue_in_discipline(&mut self, p: PortId, id: PktId) {
         let (now, w) = (self.now, self.window);
         let port = &mut self.net.ports[p as usize];
+        let link_free = port.link_free(now);
         if link_free {
             // The link went free (no event marked that moment): a round robin ends its
             // visit if nothing waits.
@@ -468,13 +486,18 @@ impl Simulation {
         let pkt = &self.pkts[id];
         let (queue, prec, size, ecn) = (pkt.queue, pkt.precedence, pkt.size, pkt.ecn);
         port.class_stats(queue, prec).on_arrival(&w, now, size);
+        let lone = (port.lone_at == now).then_some(port.tx_memo_size);
         let mut ctx = QueueCtx {
             now,
             pkts: &mut self.pkts,
             rng: &mut port.rng,
             dropped: &mut self.scratch,
         };
-        match port.qdisc.enqueue(id, &mut ctx) {
+        let verdict = match lone {
+            None => port.qdisc.enqueue(id, &mut ctx),
+            Some(size) => port.qdisc.enqueue_behind(size, id, &mut ctx),
+        };
+        match verdict {
             Verdict::Admit => {
                 let c = port.class_stats(queue, prec);
                 c.on_admitted(&w, now, size);
@@ -492,12 +515,14 @@ impl Simulation {
         if port.tx_pending || port.qdisc.len_packets() == 0 {
             // The end of the current transmission is scheduled and will take the next
             // packet, or nothing waits.
-        } else if port.busy_until <= now {
+        } else if link_free {
             self.transmit_next(p);
         } else {
-            // Sending a packet that found the queue empty: its end had no event.
+            // Sending a packet that found the queue empty (its end had no event), or ending
+            // one now: the end of transmission, after the other arrivals of its instant,
+            // starts the next packet.
             port.tx_pending = true;
-            self.events.push(port.busy_until, Event::TxDone(p));
+            self.events.push(port.tx_end(), Event::TxDone(p));
         }
     }
 
@@ -528,10 +553,10 @@ impl Simulation {
     #[inline]
     fn start_transmission(&mut self, p: PortId, id: PktId) {
         let port = &mut self.net.ports[p as usize];
-        port.busy_until = self.now + port.tx_time(self.pkts[id].size);
+        port.start_tx(self.now, self.pkts[id].size);
         if port.qdisc.len_packets() > 0 {
             port.tx_pending = true;
-            self.events.push(port.busy_until, Event::TxDone(p));
+            self.events.push(port.tx_end(), Event::TxDone(p));
         }
         self.onto_the_link(p, id);
     }
@@ -610,9 +635,12 @@ impl Simulation {
         }
     }
 
-    /// The last bit of port `p`'s packet left while another waits: send it.
+    /// The last bit of port `p`'s packet left while another waits: send it. (A packet
+    /// that passed straight through at this instant, `Port::lone_at`, no longer waits: its
+    /// transmission took 0 ns and has ended.)
     fn on_tx_done(&mut self, p: PortId) {
-        self.net.ports[p as usize].tx_pending = false;
+        let port = &mut self.net.ports[p as usize];
+        (port.tx_pending, port.lone_at) = (false, SimTime::MAX);
         self.transmit_next(p);
     }
 

@@ -562,3 +562,175 @@ fn ecn_capable_tfrc_sources_get_marks_instead_of_red_drops() {
     let thr = col_f64(&t.flows, "throughput_bps");
     assert!(thr.iter().sum::<f64>() > 900_000.0, "{thr:?}");
 }
+
+// ---------------------------------------------------------------------------------------
+// Local transparency to blue through `replay` (issue 20): all-blue DSD against the flat
+// queue it stands for, with ties between arrivals and ends of transmission.
+
+mod through_replay {
+    use dsim_core::packet::{Dscp, Ecn};
+    use dsim_core::replay::{self, Arrival, Outcome};
+    use dsim_core::stats::DropCause;
+    use dsim_core::time::{Rate, SimTime};
+    use proptest::prelude::*;
+
+    const C: Rate = Rate(1_000_000);
+
+    fn replayed(queue: &str, trace: &[Arrival]) -> Vec<Outcome> {
+        let m = replay::mechanism_from_toml(queue, Some(C)).unwrap_or_else(|e| panic!("{queue}: {e}"));
+        replay::replay(&m, trace, &[], 7).expect("replays")
+    }
+
+    fn blue(time_ns: u64, size: u32) -> Arrival {
+        Arrival {
+            time: SimTime(time_ns),
+            size,
+            dscp: Dscp::BE,
+            ..Default::default()
+        }
+    }
+
+    /// What the flat queue's verdict stands for in DSD's terms.
+    fn as_dsd(cause: Option<DropCause>) -> Option<DropCause> {
+        cause.map(|c| match c {
+            DropCause::Overflow => DropCause::DsdOverflow,
+            DropCause::Early | DropCause::Forced => DropCause::DsdRed,
+            other => panic!("a flat queue does not drop for {other:?}"),
+        })
+    }
+
+    /// Every packet: the same verdict (DSD's cause for the flat one's), the same ECN field
+    /// on the way out (marked alike) and the same start and end of transmission.
+    fn assert_same(dsd: &[Outcome], flat: &[Outcome]) -> Result<(), TestCaseError> {
+        for (i, (d, f)) in dsd.iter().zip(flat).enumerate() {
+            prop_assert_eq!(
+                (d.dropped, d.ecn, d.depart, d.tx_end),
+                (as_dsd(f.dropped), f.ecn, f.depart, f.tx_end),
+                "packet {}",
+                i
+            );
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_three_packet_trace_of_issue_20() {
+        // Two 125 B packets at 0, one at 1 ms, 1 Mbit/s (1 ms per packet), one packet of
+        // waiting room. The first is on the wire until 1 ms, the second waits; the third
+        // arrives at 1 ms, the instant the first ends: arrivals first, it finds the second
+        // still waiting and the room full, in the flat FIFO and in DSD's virtual queue
+        // alike. The second starts at 1 ms.
+        let trace = [blue(0, 125), blue(0, 125), blue(1_000_000, 125)];
+        let dsd = replayed(
+            r#"type = "dsd"
+buffer = "1p"
+d = "3ms""#,
+            &trace,
+        );
+        let fifo = replayed(
+            r#"type = "droptail"
+limit = "1p""#,
+            &trace,
+        );
+        assert_same(&dsd, &fifo).unwrap();
+        let ms = |t: Option<SimTime>| t.map(|t| t.0 / 1_000_000);
+        let summary: Vec<_> = fifo.iter().map(|o| (ms(o.depart), ms(o.tx_end), o.dropped)).collect();
+        assert_eq!(
+            summary,
+            [
+                (Some(0), Some(1), None),
+                (Some(1), Some(2), None),
+                (None, None, Some(DropCause::Overflow))
+            ]
+        );
+    }
+
+    /// A random experiment: the buffer, RED (or none) on both sides, with ECN marking or
+    /// not, and a trace whose times lie on a grid of 0.5 ms and whose sizes take multiples
+    /// of it on the wire (125 B is 1 ms at 1 Mbit/s), so that arrivals often meet ends of
+    /// transmission; 40 B packets (0.32 ms) break the grid now and then. Half the packets
+    /// are ECN-capable.
+    #[derive(Debug, Clone)]
+    struct Case {
+        buffer: String,
+        overshoot: bool,
+        red: Option<String>,
+        ecn: bool,
+        trace: Vec<Arrival>,
+    }
+
+    const SIZES: [u32; 6] = [125, 250, 375, 500, 1500, 40];
+
+    fn case() -> impl Strategy<Value = Case> {
+        // RED thresholds in packets, and then Buff in packets, up to 4 above max_th.
+        let red = (1u32..=8, 1u32..=8, 0usize..4, 0usize..4, any::<bool>(), 0u32..=4);
+        (
+            prop_oneof![
+                (1u32..=12).prop_map(|n| format!("{n}p")),
+                (500u32..=6000).prop_map(|b| format!("{b}B"))
+            ],
+            any::<bool>(),
+            proptest::option::weighted(0.5, red),
+            any::<bool>(),
+            proptest::collection::vec((0u64..=20, 0usize..SIZES.len(), any::<bool>()), 1..120),
+        )
+            .prop_map(|(mut buffer, overshoot, red, ecn, raw)| {
+                let mut t = 0;
+                let trace = raw
+                    .into_iter()
+                    .map(|(gap, size, ect)| {
+                        // A gap of 0 (a burst) one time in four, else 0.5 to 8 ms: a mean of
+                        // 3.2 ms against 3.7 ms of transmission, so that queues build up and
+                        // empty.
+                        t += gap.saturating_sub(4) * 500_000;
+                        Arrival {
+                            ecn: if ect { Ecn::Ect0 } else { Ecn::NotEct },
+                            ..blue(t, SIZES[size])
+                        }
+                    })
+                    .collect();
+                let red = red.map(|(min_th, span, p, w, gentle, room)| {
+                    let max_th = min_th + span;
+                    buffer = format!("{}p", max_th + room);
+                    let (max_p, wq) = ([0.02, 0.1, 0.5, 1.0][p], [0.002, 0.02, 0.2, 0.7][w]);
+                    format!(
+                        "min_th = \"{min_th}p\", max_th = \"{max_th}p\", max_p = {max_p:?}, wq = {wq:?}, gentle = {gentle}, mean_pkt_size = \"500B\""
+                    )
+                });
+                let overshoot = buffer.ends_with('B') && overshoot;
+                let ecn = red.is_some() && ecn;
+                Case {
+                    buffer,
+                    overshoot,
+                    red,
+                    ecn,
+                    trace,
+                }
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// Section 2 of the ABE draft: "a network where all sources are blue behaves as a
+        /// flat best effort network". All-blue DSD accepts, drops, marks and schedules
+        /// exactly what the flat drop-tail FIFO of Buff does (the `red` queue with the same
+        /// RED, and ECN, when RED is on the virtual queue): same verdict, same ECN field,
+        /// same start and end of transmission, packet by packet, ties included.
+        #[test]
+        fn all_blue_dsd_is_the_flat_queue(c in case()) {
+            let (dsd, flat) = match &c.red {
+                None => (
+                    format!("type = \"dsd\"\nbuffer = \"{}\"\novershoot = {}\nd = \"5ms\"\n", c.buffer, c.overshoot),
+                    format!("type = \"droptail\"\nlimit = \"{}\"\novershoot = {}\n", c.buffer, c.overshoot),
+                ),
+                // The `red` queue has no overshoot: a byte limit must fit the packet.
+                Some(red) => (
+                    format!("type = \"dsd\"\nbuffer = \"{}\"\nd = \"5ms\"\necn = {}\nred = {{ {red} }}\n", c.buffer, c.ecn),
+                    format!("type = \"red\"\nlimit = \"{}\"\necn = {}\n{}\n", c.buffer, c.ecn, red.replace(", ", "\n")),
+                ),
+            };
+            assert_same(&replayed(&dsd, &c.trace), &replayed(&flat, &c.trace))?;
+        }
+    }
+}

@@ -129,10 +129,12 @@ fn replay_kinds() -> Vec<&'static str> {
 
 /// Replays a trace (columns as lists) through the mechanism configured by `config` (TOML
 /// text of its scenario table); returns one row per packet. `colors` holds each packet's
-/// incoming colour (0 green, 1 yellow, 2 red, 255 none); `flow_names` names the flows
-/// `flows` indexes.
+/// incoming colour (0 green, 1 yellow, 2 red, 255 none); `ecns` its ECN field (the IP
+/// header's two bits, RFC 3168: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE; all 0 if None);
+/// `flow_names` names the flows `flows` indexes. With `series`, the discipline's state
+/// after each arrival is added (`dsim_core::replay::series_columns`).
 #[pyfunction]
-#[pyo3(signature = (config, times_ns, sizes, dscps, flows, colors, flow_names, rate=None, seed=1))]
+#[pyo3(signature = (config, times_ns, sizes, dscps, flows, colors, flow_names, rate=None, seed=1, ecns=None, series=false))]
 #[allow(clippy::too_many_arguments)]
 fn replay(
     py: Python<'_>,
@@ -145,8 +147,10 @@ fn replay(
     flow_names: Vec<String>,
     rate: Option<&str>,
     seed: u64,
+    ecns: Option<Vec<u8>>,
+    series: bool,
 ) -> PyResult<ArrowTable> {
-    use dsim_core::packet::{Color, Dscp};
+    use dsim_core::packet::{Color, Dscp, Ecn};
     use dsim_core::replay::{Arrival, mechanism_from_toml};
     use dsim_core::results::{Column, Table};
     use dsim_core::time::{Rate, SimTime};
@@ -159,7 +163,8 @@ fn replay(
         None => None,
     };
     let n = times_ns.len();
-    if [sizes.len(), dscps.len(), flows.len(), colors.len()]
+    let ecns = ecns.unwrap_or_else(|| vec![0; n]);
+    if [sizes.len(), dscps.len(), flows.len(), colors.len(), ecns.len()]
         .iter()
         .any(|&l| l != n)
     {
@@ -183,14 +188,16 @@ fn replay(
             dscp: Dscp(dscps[i]),
             flow: flows[i],
             color,
+            ecn: Ecn::from_bits(ecns[i]),
         });
     }
-    let outcomes = guarded(py, "replaying the trace", || {
+    let (mech, (outcomes, states)) = guarded(py, "replaying the trace", || {
         let mech = mechanism_from_toml(config, rate)?;
-        dsim_core::replay::replay(&mech, &arrivals, &flow_names, seed)
+        let replayed = dsim_core::replay::replay_series(&mech, &arrivals, &flow_names, seed)?;
+        Ok((mech, replayed))
     })?;
     let ns = |t: Option<SimTime>| t.map_or(f64::NAN, |t| t.0 as f64);
-    let table = Table {
+    let mut table = Table {
         columns: vec![
             (
                 "dscp_out".into(),
@@ -226,8 +233,15 @@ fn replay(
                 "tx_end_ns".into(),
                 Column::F64(outcomes.iter().map(|o| ns(o.tx_end)).collect()),
             ),
+            (
+                "ecn_out".into(),
+                Column::U64(outcomes.iter().map(|o| o.ecn as u64).collect()),
+            ),
         ],
     };
+    if series {
+        table.columns.extend(dsim_core::replay::series_columns(&mech, &states));
+    }
     ArrowTable::from_table(&table).map_err(|e| simulation_error(py, e))
 }
 
@@ -257,6 +271,10 @@ fn read_pcap(py: Python<'_>, path: std::path::PathBuf) -> PyResult<ArrowTable> {
                 Column::U64(t.records.iter().map(|r| r.dscp.0 as u64).collect()),
             ),
             (
+                "ecn".into(),
+                Column::U64(t.records.iter().map(|r| r.ecn as u64).collect()),
+            ),
+            (
                 "flow".into(),
                 Column::Str(t.records.iter().map(|r| r.flow.clone()).collect()),
             ),
@@ -265,8 +283,9 @@ fn read_pcap(py: Python<'_>, path: std::path::PathBuf) -> PyResult<ArrowTable> {
     ArrowTable::from_table(&table).map_err(|e| simulation_error(py, e))
 }
 
-/// Writes the records `rows` of the capture `source` to `out` with their new DSCP and
-/// departure time (ns after the first packet), in departure order; the others are left out.
+/// Writes the records `rows` of the capture `source` to `out` with their new DSCP, ECN
+/// field (the two bits, RFC 3168) and departure time (ns after the first packet), in
+/// departure order; the others are left out.
 #[pyfunction]
 fn write_pcap(
     py: Python<'_>,
@@ -274,18 +293,30 @@ fn write_pcap(
     out: std::path::PathBuf,
     rows: Vec<usize>,
     dscps: Vec<u8>,
+    ecns: Vec<u8>,
     departs_ns: Vec<u64>,
 ) -> PyResult<()> {
-    use dsim_core::packet::Dscp;
+    use dsim_core::packet::{Dscp, Ecn};
     use dsim_core::time::SimTime;
     let t = dsim_core::trace::PcapTrace::read(&source).map_err(|e| io_error(py, &source, e))?;
-    if rows.len() != dscps.len() || rows.len() != departs_ns.len() || rows.iter().any(|&r| r >= t.records.len()) {
+    if [dscps.len(), ecns.len(), departs_ns.len()]
+        .iter()
+        .any(|&l| l != rows.len())
+        || rows.iter().any(|&r| r >= t.records.len())
+    {
         return Err(pyo3::exceptions::PyValueError::new_err(
-            "rows, dscps and departs_ns must match the capture",
+            "rows, dscps, ecns and departs_ns must match the capture",
         ));
     }
     let kept: Vec<_> = (0..rows.len())
-        .map(|k| (rows[k], Dscp(dscps[k] & 63), SimTime(departs_ns[k])))
+        .map(|k| {
+            (
+                rows[k],
+                Dscp(dscps[k] & 63),
+                Ecn::from_bits(ecns[k]),
+                SimTime(departs_ns[k]),
+            )
+        })
         .collect();
     t.write_rewritten(&out, &kept).map_err(|e| io_error(py, &out, e))
 }

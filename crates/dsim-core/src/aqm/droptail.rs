@@ -130,6 +130,12 @@ impl DropTailQueue {
         self.bytes += size as u64;
     }
 
+    /// Puts a packet at the head, ahead of those queued.
+    pub fn push_front(&mut self, id: PktId, size: u32) {
+        self.pkts.push_front(id);
+        self.bytes += size as u64;
+    }
+
     /// Removes the head; the caller passes its size (read from the arena).
     #[inline]
     pub fn pop(&mut self, size_of: impl FnOnce(PktId) -> u32) -> Option<PktId> {

@@ -91,6 +91,19 @@ impl AqmQueue {
     }
 
     #[inline]
+    /// The RED average that judges packets of `precedence`, and its unit (that of the
+    /// thresholds: "pkts" or "bytes"); None for drop-tail. MRED: VQ_precedence's.
+    pub fn red_average(&self, precedence: u8) -> Option<(f64, &'static str)> {
+        match &self.aqm {
+            Aqm::DropTail => None,
+            Aqm::Red(r) => Some((r.vars.avg, unit_of(r.params.bytes))),
+            Aqm::Mred(m) => m
+                .vqs
+                .get(precedence as usize)
+                .map(|vq| (vq.vars.avg, unit_of(vq.curve.bytes))),
+        }
+    }
+
     pub fn precedence_of(&self, dscp: Dscp) -> u8 {
         self.precedence_map[dscp.0 as usize & 63]
     }
@@ -231,6 +244,11 @@ fn record_red(s: &mut QueueSeries, r: &Red, fifo: &DropTailQueue, now: SimTime) 
         avg: r.vars.avg,
         len,
     });
+}
+
+/// The unit of a RED curve's thresholds and average.
+pub fn unit_of(bytes: bool) -> &'static str {
+    if bytes { "bytes" } else { "pkts" }
 }
 
 /// MRED's sample: one row per precedence, the average just updated and the occupancy

@@ -35,8 +35,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::red::{Congestion, RedParams, RedVars, series_unit};
-use super::{Aqm, AqmQueue, DropTailQueue, QueueSeries, count_as_f64};
+use super::red::{Congestion, RedParams, RedVars};
+use super::{Aqm, AqmQueue, DropTailQueue, QueueSeries, count_as_f64, unit_of};
 use crate::packet::Dscp;
 use crate::params::{ConfigError, KeyPath, Params};
 use crate::time::{Duration, Limit, Rate, SimTime};
@@ -134,7 +134,7 @@ impl MredSpec {
                 map[d.0 as usize] = k as u8;
             }
         }
-        let unit = series_unit(curves[0].bytes);
+        let unit = unit_of(curves[0].bytes);
         let mut q = AqmQueue::new(DropTailQueue::new(self.limit), Aqm::Mred(Mred::new(self.mode, curves)));
         q.precedence_map = map;
         q.ecn = self.ecn;

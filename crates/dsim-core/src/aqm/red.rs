@@ -176,7 +176,7 @@ impl RedSpec {
     pub fn queue(&self, rate: Rate, path: &KeyPath) -> Result<AqmQueue, ConfigError> {
         self.check(path)?;
         let params = RedParams::new(self.curve(), self.averaging(), Some(self.limit), rate, path)?;
-        let unit = series_unit(params.bytes);
+        let unit = super::unit_of(params.bytes);
         let mut q = AqmQueue::new(
             DropTailQueue::new(self.limit),
             super::Aqm::Red(super::Red {
@@ -188,11 +188,6 @@ impl RedSpec {
         q.series = self.series.map(|i| QueueSeries::new(i, unit));
         Ok(q)
     }
-}
-
-/// The unit of a queue series' occupancy columns.
-pub fn series_unit(bytes: bool) -> &'static str {
-    if bytes { "bytes" } else { "pkts" }
 }
 
 fn limit_value(l: Limit) -> (f64, bool) {

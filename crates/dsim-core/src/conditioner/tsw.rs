@@ -17,7 +17,9 @@
 //! Parameters: `win_length` (a duration; dsim computes in seconds), target rate (bit/s in
 //! the scenario; the estimator works in bytes/s, the unit of pkt_size per second). The
 //! estimate is a real-valued average, so it is an f64. `last_arrival = 0` is the start of
-//! the run, as written, not the first packet's arrival. IN is green, OUT red.
+//! the run, as written, not the first packet's arrival. IN is green, OUT red. The initial
+//! `avg_rate` is a parameter ([`Tsw::starting_at`]): 0 by default, as seed 002 writes;
+//! ns-2's TSW2CM (`dsPolicy.cc`, `addPolicyEntry`) starts it at the committed rate.
 //!
 //! Note: Clark and Fang's tagger ("Explicit Allocation of Best Effort Packet Delivery
 //! Service", section 3.3; cited as the policer of seed 001 section 2, and the TSW2CM of the
@@ -34,7 +36,9 @@
 //!
 //! TSW3CM: the time sliding window three colour marker of RFC 2859 (the TSWTCM cited by
 //! seed 004 section 6), with the same estimator and committed (CTR) and peak (PTR) target
-//! rates, section 4.2:
+//! rates. The RFC's estimator (section 4.1) starts with AVG_RATE = CTR and T_FRONT = 0,
+//! as ns-2's TSW3CM does (avgRate = CIR): that is the default initial `avg_rate` of
+//! [`Tsw3`] (a parameter, [`Tsw3::starting_at`]). Marking, section 4.2:
 //!
 //! ```text
 //! if avg_rate <= CTR: green
@@ -60,6 +64,7 @@ pub struct TswEstimator {
 }
 
 impl TswEstimator {
+    /// The estimator with `avg_rate` 0 (seed 002's initialisation).
     pub fn new(win_length: Duration) -> Self {
         TswEstimator {
             win_length: win_length.as_secs_f64(),
@@ -118,6 +123,12 @@ impl Tsw {
         self
     }
 
+    /// The same tagger with its estimate starting at `avg_rate` instead of 0.
+    pub fn starting_at(mut self, avg_rate: Rate) -> Self {
+        self.estimator.avg_rate = bytes_per_second(avg_rate);
+        self
+    }
+
     #[inline]
     pub fn color(&mut self, size: u32, now: SimTime, rng: &mut Rng) -> Color {
         let avg = self.estimator.update(size, now);
@@ -150,12 +161,20 @@ pub struct Tsw3 {
 }
 
 impl Tsw3 {
+    /// RFC 2859 section 4.1: the estimate starts at CTR ("AVG_RATE = CTR").
     pub fn new(committed: Rate, peak: Rate, win_length: Duration) -> Self {
         Tsw3 {
             estimator: TswEstimator::new(win_length),
             ctr: bytes_per_second(committed),
             ptr: bytes_per_second(peak),
         }
+        .starting_at(committed)
+    }
+
+    /// The same marker with its estimate starting at `avg_rate` instead of CTR.
+    pub fn starting_at(mut self, avg_rate: Rate) -> Self {
+        self.estimator.avg_rate = bytes_per_second(avg_rate);
+        self
     }
 
     #[inline]
@@ -274,6 +293,52 @@ mod tests {
             let frac = red as f64 / n as f64;
             assert!((frac - want).abs() < 0.01, "gap {gap}: {frac} vs {want}");
         }
+    }
+
+    #[test]
+    fn the_estimate_starts_where_it_is_told() {
+        // Window 1 s, a 1000 B packet at 0.5 s: avg = (avg0 * 1 + 1000) / (0.5 + 1).
+        // TSW3CM (RFC 2859 section 4.1, AVG_RATE = CTR): CTR 1 Mbit/s = 125 000 B/s gives
+        // (125 000 + 1000) / 1.5 = 84 000 B/s. The two-colour tagger (seed 002, avg_rate
+        // = 0): 1000 / 1.5 = 666.67 B/s; started at 1 Mbit/s like ns-2's TSW2CM: 84 000.
+        let half = SimTime(NS_PER_SEC / 2);
+        let mut m = Tsw3::new(Rate(1_000_000), Rate(2_000_000), Duration::from_secs(1));
+        assert_eq!(m.estimator.avg_rate, 125_000.0);
+        assert_eq!(m.estimator.update(1000, half), 84_000.0);
+        let mut zero = Tsw3::new(Rate(1_000_000), Rate(2_000_000), Duration::from_secs(1)).starting_at(Rate(0));
+        assert!((zero.estimator.update(1000, half) - 1000.0 / 1.5).abs() < 1e-9);
+        let mut t = Tsw::new(Rate(1_000_000), Duration::from_secs(1));
+        assert!((t.estimator.update(1000, half) - 1000.0 / 1.5).abs() < 1e-9);
+        let mut ns2 = Tsw::new(Rate(1_000_000), Duration::from_secs(1)).starting_at(Rate(1_000_000));
+        assert_eq!(ns2.estimator.update(1000, half), 84_000.0);
+    }
+
+    #[test]
+    fn tsw3_starting_at_ctr_marks_a_first_burst_as_the_rfc_does() {
+        // CTR 100 kB/s, PTR 200 kB/s, window 1 s, ten 1000 B packets at t = 0. Started at
+        // CTR the estimate is 101 000 B/s after the first (above CTR: P0 = 1000 / 101 000
+        // of a yellow), 110 000 after the tenth (P0 = 10 / 110). Started at 0 it stays at
+        // or below 10 000 B/s: all green.
+        let mut rng = stream(5, "tsw3-start");
+        let burst = |m: &mut Tsw3, rng: &mut Rng| -> Vec<f64> {
+            (0..10)
+                .map(|_| {
+                    m.color(1000, SimTime::ZERO, rng);
+                    m.estimator.avg_rate
+                })
+                .collect()
+        };
+        let mut rfc = Tsw3::new(Rate(800_000), Rate(1_600_000), Duration::from_secs(1));
+        let avgs = burst(&mut rfc, &mut rng);
+        assert_eq!(
+            avgs,
+            (1..=10).map(|k| 100_000.0 + 1000.0 * k as f64).collect::<Vec<_>>()
+        );
+        let mut from_zero = Tsw3::new(Rate(800_000), Rate(1_600_000), Duration::from_secs(1)).starting_at(Rate(0));
+        let colours: Vec<Color> = (0..10)
+            .map(|_| from_zero.color(1000, SimTime::ZERO, &mut rng))
+            .collect();
+        assert_eq!(colours, vec![Color::Green; 10]);
     }
 
     #[test]

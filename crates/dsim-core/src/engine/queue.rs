@@ -1,47 +1,70 @@
 //! The future event list.
 //!
-//! Events are ordered by (time, insertion sequence): two events due at the same nanosecond
-//! pop in the order they were scheduled. That tie rule is what makes a run deterministic
-//! whatever the platform, and it is the order a reader expects from the code (SimPy and
-//! nexosim use the same rule).
+//! Events are ordered by (time, late, insertion sequence), where `late` is true for the end
+//! of a transmission ([`Event::TxDone`]) and false for every other event. At one nanosecond
+//! every other event (a packet's arrival at a node, an application's emission, a shaper's
+//! release, a timer) is handled before the ends of transmission of that nanosecond, and
+//! events of one kind keep the order they were scheduled in. This is the simulator's tie
+//! rule, "arrivals first" (docs/ties.md): a transmission that ends at t occupies its link
+//! for every arrival at t, and the next waiting packet starts only after every arrival at
+//! t has been offered to the queue, as seed 000's Appendix B and DSD's virtual queue
+//! assume. It also makes a run deterministic whatever the platform: the order of two
+//! events never depends on anything but their times, kinds and scheduling order.
 
 use super::Event;
 use crate::time::SimTime;
 
-/// Nanoseconds per calendar slot: 2^12 = 4.096 us.
-const SLOT_BITS: u32 = 12;
+/// Key bits per calendar slot: 2^13 keys are 2^12 ns = 4.096 us (a key is twice a time).
+const SLOT_BITS: u32 = 13;
 /// Slots in the calendar: 2^14, a "year" of 67 ms.
 const SLOTS: usize = 1 << 14;
 const WORDS: usize = SLOTS / 64;
-/// An event due less than this after `last` goes into the calendar, a later one into the
-/// heap. One slot short of the year: the slots from last's to the event's never wrap
-/// around onto last's own.
+/// An event whose key is less than this after `last` goes into the calendar, a later one
+/// into the heap. One slot short of the year: the slots from last's to the event's never
+/// wrap around onto last's own.
 const HORIZON: u64 = ((SLOTS as u64) - 1) << SLOT_BITS;
+/// The latest time a key holds, 2^62 - 1 ns (146 years): an event due later (a sum of
+/// absurd durations) is kept at this time, past the end of any run. Keys stay far below
+/// the heap's empty mark, u64::MAX.
+const LATEST: u64 = u64::MAX >> 2;
 const NIL: u32 = u32::MAX;
 
-/// An event of a slot behind its first: a node of the slot's list, sorted by time.
+/// The order of an event: its time, then whether it is late (an end of transmission),
+/// as one integer, `time << 1 | late`.
+#[inline(always)]
+fn key(at: SimTime, event: &Event) -> u64 {
+    (at.0.min(LATEST) << 1) | matches!(event, Event::TxDone(_)) as u64
+}
+
+/// The time of a key.
+#[inline(always)]
+fn time_of(key: u64) -> SimTime {
+    SimTime(key >> 1)
+}
+
+/// An event of a slot behind its first: a node of the slot's list, sorted by key.
 #[derive(Clone, Copy, Debug)]
 struct Node {
-    time: u64,
+    key: u64,
     event: Event,
     next: u32,
 }
 
 /// One slot of the calendar: its earliest event in place (valid while the slot's bit is
-/// set), and the list of its later events, sorted by time (`rest` NIL when none). Most
+/// set), and the list of its later events, sorted by key (`rest` NIL when none). Most
 /// slots hold one event at a time, so a push and a pop touch the slot and the bitmap and
 /// nothing else; the list is short, walked to append.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
-    time: u64,
+    key: u64,
     event: Event,
     rest: u32,
 }
 
-/// An event due beyond the calendar's year, ordered by (time, insertion sequence).
+/// An event due beyond the calendar's year, ordered by (key, insertion sequence).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Far {
-    time: u64,
+    key: u64,
     seq: u64,
     event: Event,
 }
@@ -49,7 +72,7 @@ struct Far {
 impl Ord for Far {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         // Reversed: `BinaryHeap` is a max-heap, this one must give the earliest first.
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+        (other.key, other.seq).cmp(&(self.key, self.seq))
     }
 }
 
@@ -63,22 +86,27 @@ impl PartialOrd for Far {
 /// priority queue implementation for the simulation event set problem", CACM 1988) of
 /// 16,384 slots of 4.096 us, with a binary heap for the events due beyond its 67 ms year.
 ///
-/// Slot `s = time >> 12` sits at index `s mod 16384`; the calendar holds the events due
-/// in `[last, last + HORIZON)`, a year less one slot, where `last` is the time popped
-/// last (nothing is ever scheduled before it: an event handler at `now` schedules at
-/// `now` or later). Each index holds one slot's events sorted by time, a new event going
-/// after those due at the same time: the earliest in the slot itself, the others in a
-/// list of nodes; a bitmap of the non-empty indices finds the next one. Events due later
-/// go to the heap, and move into the calendar as soon as `last` comes within `HORIZON`
-/// of them, in (time, insertion) order.
+/// Events are kept by key, `time << 1 | late` ([`Event::TxDone`] is late): the order of
+/// keys is the order of (time, late), the tie rule of the module documentation, and
+/// equal keys keep their insertion order. Slot `s = key >> 13` (4.096 us of time) sits at
+/// index `s mod 16384`; the calendar holds the events whose keys lie in `[last, last +
+/// HORIZON)`, a year less one slot, where `last` is the key popped last. Nothing is
+/// scheduled before it: an event handler at `now` schedules at `now` or later, and an
+/// event that is not late scheduled at `now` while the late events of `now` run (a packet
+/// sent at the end of a transmission of zero duration onto a wire of zero delay) joins
+/// them, behind those already pending ([`EventQueue::push`]). Each index holds one slot's
+/// events sorted by key, a new event going after those with the same key: the earliest in
+/// the slot itself, the others in a list of nodes; a bitmap of the non-empty indices
+/// finds the next one. Events due later go to the heap, and move into the calendar as
+/// soon as `last` comes within `HORIZON` of them, in (key, insertion) order.
 ///
-/// Why equal times pop in insertion order: within a slot a new event goes after the
-/// equal times already there. An event in the heap due at `t` entered it before any
-/// event due at `t` could enter the calendar (the calendar's window only moves forward),
-/// and it moves into the calendar as soon as the window reaches `t`, before anything else
-/// is scheduled: so it is in the slot before any later-scheduled event due at `t`
-/// (`pops_in_time_then_insertion_order` checks the order against a sorted reference over
-/// short, long and beyond-the-year delays).
+/// Why equal keys pop in insertion order: within a slot a new event goes after the equal
+/// keys already there. An event in the heap with key `k` entered it before any event with
+/// key `k` could enter the calendar (the calendar's window only moves forward), and it
+/// moves into the calendar as soon as the window reaches `k`, before anything else is
+/// scheduled: so it is in the slot before any later-scheduled event with key `k`
+/// (`pops_in_key_then_insertion_order` checks the order against a sorted reference over
+/// short, long and beyond-the-year delays, both kinds of events mixed).
 ///
 /// Cost: the pending events of a packet simulation are mostly due within a millisecond
 /// (the next packet on each wire, the end of a transmission), rarely two in a slot: a push
@@ -88,7 +116,7 @@ impl PartialOrd for Far {
 /// that a binary heap took 33 % (see docs/performance.md). All give the same order, so the
 /// same results.
 pub struct EventQueue {
-    /// The time popped last: nothing is due before it.
+    /// The key popped last: nothing is due before it.
     last: u64,
     slots: Box<[Slot; SLOTS]>,
     /// Bit i set when slot i holds an event.
@@ -100,7 +128,7 @@ pub struct EventQueue {
     far: std::collections::BinaryHeap<Far>,
     /// Insertion counter for the heap's ties.
     far_seq: u64,
-    /// Due time of the heap's earliest event (u64::MAX when empty).
+    /// Key of the heap's earliest event (u64::MAX when empty).
     far_min: u64,
     len: usize,
 }
@@ -119,14 +147,14 @@ fn scheduled_in_the_past(at: u64, last: u64) -> ! {
 }
 
 #[inline(always)]
-fn index(t: u64) -> usize {
-    (t >> SLOT_BITS) as usize & (SLOTS - 1)
+fn index(key: u64) -> usize {
+    (key >> SLOT_BITS) as usize & (SLOTS - 1)
 }
 
 impl EventQueue {
     pub fn with_capacity(n: usize) -> Self {
         let empty = Slot {
-            time: 0,
+            key: 0,
             event: Event::App(0),
             rest: NIL,
         };
@@ -143,67 +171,75 @@ impl EventQueue {
         }
     }
 
-    /// Schedules `event` at `at`. Panics if `at` is before the last time popped (an event
-    /// in the past: a bug of the caller).
+    /// Schedules `event` at `at`: after the events already scheduled with the same key
+    /// (time and lateness). Panics if `at` is before the last time popped (an event in the
+    /// past: a bug of the caller).
     #[inline(always)]
     pub fn push(&mut self, at: SimTime, event: Event) {
         self.len += 1;
-        // One comparison for both bounds: a time before `last` wraps to a huge distance.
-        if at.0.wrapping_sub(self.last) < HORIZON {
-            self.insert(at.0, event);
+        let key = key(at, &event);
+        // One comparison for both bounds: a key before `last` wraps to a huge distance.
+        if key.wrapping_sub(self.last) < HORIZON {
+            self.insert(key, event);
         } else {
-            self.push_far(at.0, event);
+            self.push_far(key, event);
         }
     }
 
-    /// An event beyond the calendar's horizon goes to the heap.
+    /// An event beyond the calendar's horizon goes to the heap; one scheduled at the
+    /// instant whose late events are running joins them.
     #[cold]
     #[inline(never)]
-    fn push_far(&mut self, time: u64, event: Event) {
-        if time < self.last {
-            scheduled_in_the_past(time, self.last);
+    fn push_far(&mut self, key: u64, event: Event) {
+        if key < self.last {
+            if time_of(key) != time_of(self.last) {
+                scheduled_in_the_past(key >> 1, self.last >> 1);
+            }
+            // Not late, scheduled now while the late events of now run (`last` is late):
+            // it can no longer precede them, so it follows those pending, in insertion order.
+            return self.insert(self.last, event);
         }
         self.far.push(Far {
-            time,
+            key,
             seq: self.far_seq,
             event,
         });
         self.far_seq += 1;
-        self.far_min = self.far_min.min(time);
+        self.far_min = self.far_min.min(key);
     }
 
     /// Puts an event into its slot: in place if the slot is empty, else after the events
-    /// due at or before its time.
+    /// with a key at or before its own.
     #[inline(always)]
-    fn insert(&mut self, time: u64, event: Event) {
-        let i = index(time);
+    fn insert(&mut self, key: u64, event: Event) {
+        let i = index(key);
         let bit = 1 << (i % 64);
         if self.bits[i / 64] & bit == 0 {
             self.bits[i / 64] |= bit;
-            self.slots[i] = Slot { time, event, rest: NIL };
+            self.slots[i] = Slot { key, event, rest: NIL };
         } else {
-            self.insert_behind(i, time, event);
+            self.insert_behind(i, key, event);
         }
     }
 
-    /// Slot `i` holds events already: the new one goes after those due at or before its
-    /// time (before all of them if it is the earliest).
+    /// Slot `i` holds events already: the new one goes after those with a key at or before
+    /// its own (before all of them if it is the earliest).
     #[inline(never)]
-    fn insert_behind(&mut self, i: usize, time: u64, event: Event) {
+    fn insert_behind(&mut self, i: usize, key: u64, event: Event) {
         let s = self.slots[i];
-        if time < s.time {
+        if key < s.key {
             // The new earliest: the one in place moves to the front of the list.
-            let n = self.new_node(s.time, s.event, s.rest);
-            self.slots[i] = Slot { time, event, rest: n };
+            let n = self.new_node(s.key, s.event, s.rest);
+            self.slots[i] = Slot { key, event, rest: n };
             return;
         }
         let mut prev = NIL;
         let mut cur = s.rest;
-        while cur != NIL && self.nodes[cur as usize].time <= time {
+        while cur != NIL && self.nodes[cur as usize].key <= key {
             prev = cur;
             cur = self.nodes[cur as usize].next;
         }
-        let n = self.new_node(time, event, cur);
+        let n = self.new_node(key, event, cur);
         if prev == NIL {
             self.slots[i].rest = n;
         } else {
@@ -213,8 +249,8 @@ impl EventQueue {
 
     /// A node holding the event, taken from the unused list when there is one.
     #[inline(always)]
-    fn new_node(&mut self, time: u64, event: Event, next: u32) -> u32 {
-        let node = Node { time, event, next };
+    fn new_node(&mut self, key: u64, event: Event, next: u32) -> u32 {
+        let node = Node { key, event, next };
         if self.free != NIL {
             let n = self.free;
             self.free = self.nodes[n as usize].next;
@@ -261,12 +297,12 @@ impl EventQueue {
     fn admit_far_now(&mut self) {
         while self.far_min - self.last < HORIZON {
             let f = self.far.pop().expect("far_min is the heap's earliest");
-            self.insert(f.time, f.event);
-            self.far_min = self.far.peek().map_or(u64::MAX, |f| f.time);
+            self.insert(f.key, f.event);
+            self.far_min = self.far.peek().map_or(u64::MAX, |f| f.key);
         }
     }
 
-    /// The index of the next event's slot, its time made `last`; None if nothing is pending.
+    /// The index of the next event's slot, its key made `last`; None if nothing is pending.
     #[inline]
     fn advance(&mut self) -> Option<usize> {
         let i = match self.next_index(index(self.last)) {
@@ -279,7 +315,7 @@ impl EventQueue {
                 index(self.last)
             }
         };
-        self.last = self.slots[i].time;
+        self.last = self.slots[i].key;
         // What the heap moves in is due after `last` (see admit_far): slot i's first
         // event stays the next.
         self.admit_far();
@@ -297,10 +333,12 @@ impl EventQueue {
     #[inline]
     pub fn pop_before(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
         let i = self.advance()?;
-        (self.last < until.0).then(|| self.take_first(i))
+        // The first key of `until` (the compiler keeps it out of the caller's loop).
+        let bound = until.0.min(LATEST + 1) << 1;
+        (self.last < bound).then(|| self.take_first(i))
     }
 
-    /// Removes the first event of slot `i` (the next event, due at `last`); the slot's
+    /// Removes the first event of slot `i` (the next event, with key `last`); the slot's
     /// next event, if any, takes its place.
     #[inline]
     fn take_first(&mut self, i: usize) -> (SimTime, Event) {
@@ -311,7 +349,7 @@ impl EventQueue {
             self.move_up(i, s.rest);
         }
         self.len -= 1;
-        (SimTime(s.time), s.event)
+        (time_of(s.key), s.event)
     }
 
     /// Node `n`, the first of slot `i`'s list, takes the slot's place in it.
@@ -319,7 +357,7 @@ impl EventQueue {
     fn move_up(&mut self, i: usize, n: u32) {
         let node = self.nodes[n as usize];
         self.slots[i] = Slot {
-            time: node.time,
+            key: node.key,
             event: node.event,
             rest: node.next,
         };
@@ -339,6 +377,18 @@ impl EventQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An end of transmission (late) when `late`, another event otherwise; `id` names it.
+    fn ev(id: u32, late: bool) -> Event {
+        if late { Event::TxDone(id) } else { Event::App(id) }
+    }
+
+    fn id_of(e: Event) -> u32 {
+        match e {
+            Event::App(id) | Event::TxDone(id) => id,
+            other => unreachable!("{other:?}"),
+        }
+    }
 
     #[test]
     fn equal_times_pop_in_insertion_order() {
@@ -362,30 +412,106 @@ mod tests {
     }
 
     #[test]
-    fn one_slot_keeps_time_then_insertion_order() {
-        // All within one 4.096 us slot: a later push that is earlier than the event in
-        // place takes its place; equal times queue behind; one before the list's last
-        // walks to its place.
+    fn ends_of_transmission_come_last_at_their_instant() {
+        // At 5 ns: two ends of transmission scheduled first, then an arrival and an
+        // application event; at 7 ns an end of transmission alone. The arrival and the
+        // application event of 5 ns pop first (in insertion order), then the two ends of
+        // transmission (in insertion order), then 7 ns.
         let mut q = EventQueue::default();
-        for (t, id) in [(30, 1), (10, 2), (30, 3), (10, 4), (20, 5), (5, 6), (40, 7), (20, 8)] {
-            q.push(SimTime(t), Event::App(id));
+        let arrival = Event::Arrival(0, crate::packet::PktId(9), crate::packet::Hop::DELIVER);
+        q.push(SimTime(5), Event::TxDone(1));
+        q.push(SimTime(7), Event::TxDone(3));
+        q.push(SimTime(5), Event::TxDone(2));
+        q.push(SimTime(5), arrival);
+        q.push(SimTime(5), Event::App(4));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            vec![
+                (SimTime(5), arrival),
+                (SimTime(5), Event::App(4)),
+                (SimTime(5), Event::TxDone(1)),
+                (SimTime(5), Event::TxDone(2)),
+                (SimTime(7), Event::TxDone(3)),
+            ]
+        );
+    }
+
+    #[test]
+    fn one_slot_keeps_key_then_insertion_order() {
+        // All within one 4.096 us slot: a later push that is earlier than the event in
+        // place takes its place; equal keys queue behind; one before the list's last walks
+        // to its place; at 10 and 30 ns the ends of transmission (3, 9, 10) follow the
+        // other events of their nanosecond whenever they were pushed.
+        let mut q = EventQueue::default();
+        let pushes = [
+            (30, 1, false),
+            (10, 9, true),
+            (10, 2, false),
+            (30, 3, true),
+            (10, 4, false),
+            (20, 5, false),
+            (5, 6, false),
+            (40, 7, false),
+            (20, 8, false),
+            (30, 10, false),
+        ];
+        for (t, id, late) in pushes {
+            q.push(SimTime(t), ev(id, late));
         }
-        let order: Vec<u32> = std::iter::from_fn(|| q.pop())
-            .map(|(_, e)| match e {
-                Event::App(id) => id,
-                _ => unreachable!(),
-            })
-            .collect();
-        assert_eq!(order, vec![6, 2, 4, 5, 8, 1, 3, 7]);
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|(_, e)| id_of(e)).collect();
+        assert_eq!(order, vec![6, 2, 4, 9, 5, 8, 1, 10, 3, 7]);
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn an_event_scheduled_now_while_the_late_ones_run_follows_them() {
+        // An end of transmission at 5 ns pops; the handler schedules an arrival at 5 ns (a
+        // packet of zero transmission time onto a wire of zero delay): it can no longer
+        // precede the end of transmission still pending at 5 ns, and pops after it, before
+        // an end of transmission scheduled after it.
+        let mut q = EventQueue::default();
+        q.push(SimTime(5), Event::TxDone(1));
+        q.push(SimTime(5), Event::TxDone(2));
+        assert_eq!(q.pop(), Some((SimTime(5), Event::TxDone(1))));
+        q.push(SimTime(5), Event::App(3));
+        q.push(SimTime(5), Event::TxDone(4));
+        let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|(_, e)| id_of(e)).collect();
+        assert_eq!(order, vec![2, 3, 4]);
+    }
+
+    #[test]
+    #[should_panic(expected = "event scheduled in the past (4 < 5)")]
+    fn an_event_in_the_past_panics() {
+        let mut q = EventQueue::default();
+        q.push(SimTime(5), Event::TxDone(1));
+        q.pop();
+        q.push(SimTime(4), Event::App(2));
+    }
+
+    #[test]
+    fn times_beyond_the_latest_are_kept_at_it() {
+        let mut q = EventQueue::default();
+        q.push(SimTime(u64::MAX), Event::App(1));
+        q.push(SimTime(LATEST), Event::TxDone(2));
+        q.push(SimTime(LATEST - 1), Event::App(3));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            vec![
+                (SimTime(LATEST - 1), Event::App(3)),
+                (SimTime(LATEST), Event::App(1)),
+                (SimTime(LATEST), Event::TxDone(2)),
+            ]
+        );
     }
 
     #[test]
     fn pop_before_stops_at_the_bound() {
         let mut q = EventQueue::default();
         q.push(SimTime(10), Event::App(2));
-        q.push(SimTime(5), Event::App(1));
-        assert_eq!(q.pop_before(SimTime(7)), Some((SimTime(5), Event::App(1))));
+        q.push(SimTime(5), Event::TxDone(1));
+        assert_eq!(q.pop_before(SimTime(7)), Some((SimTime(5), Event::TxDone(1))));
         assert_eq!(q.pop_before(SimTime(7)), None);
         assert_eq!(q.pop_before(SimTime(10)), None, "the bound is exclusive");
         assert_eq!(q.pop_before(SimTime(11)), Some((SimTime(10), Event::App(2))));
@@ -394,31 +520,38 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Any interleaving of pushes and pops gives the order of a sorted reference:
-        /// (time, insertion sequence), with many equal times.
+        /// Any interleaving of pushes and pops, of both kinds of events, gives the order of
+        /// a sorted reference: (time, late, insertion sequence), with many equal times; an
+        /// event that is not late, pushed at the instant of the last late event popped,
+        /// counts as late.
         #[test]
-        fn pops_in_time_then_insertion_order(ops in proptest::collection::vec((0u64..40, 0u32..4, proptest::bool::weighted(0.6)), 1..400)) {
+        fn pops_in_key_then_insertion_order(ops in proptest::collection::vec((0u64..40, 0u32..4, proptest::bool::weighted(0.6), proptest::bool::ANY), 1..400)) {
             let mut q = EventQueue::default();
+            // (key, id), in insertion order: the first of the smallest key pops first.
             let mut reference: Vec<(u64, u32)> = Vec::new();
-            let mut now = 0;
-            for (i, (dt, scale, push)) in ops.into_iter().enumerate() {
-                // Same slot, a few slots on, across the calendar, beyond its year.
-                let dt = dt << [0, 10, 21, 26][scale as usize];
+            let mut last_key = 0;
+            let pop_reference = |reference: &mut Vec<(u64, u32)>| {
+                let k = (0..reference.len()).min_by_key(|&k| reference[k].0).unwrap();
+                reference.remove(k)
+            };
+            for (i, (dt, scale, push, late)) in ops.into_iter().enumerate() {
+                // Same slot, a few slots on, across the calendar, beyond its year; often 0.
+                let dt = dt.saturating_sub(10) << [0, 10, 21, 26][scale as usize];
+                let now = last_key >> 1;
                 if push {
                     // Never in the past, as the simulation guarantees.
-                    q.push(SimTime(now + dt), Event::App(i as u32));
-                    reference.push((now + dt, i as u32));
-                } else if let Some((t, ev)) = q.pop() {
-                    let k = (0..reference.len()).min_by_key(|&k| reference[k].0).unwrap();
-                    let (rt, ri) = reference.remove(k);
-                    proptest::prop_assert_eq!((t, ev), (SimTime(rt), Event::App(ri)));
-                    now = t.0;
+                    q.push(SimTime(now + dt), ev(i as u32, late));
+                    let key = ((now + dt) << 1 | late as u64).max(last_key);
+                    reference.push((key, i as u32));
+                } else if let Some((t, e)) = q.pop() {
+                    let (rk, ri) = pop_reference(&mut reference);
+                    proptest::prop_assert_eq!((t, id_of(e)), (SimTime(rk >> 1), ri));
+                    last_key = rk;
                 }
             }
-            while let Some((t, ev)) = q.pop() {
-                let k = (0..reference.len()).min_by_key(|&k| reference[k].0).unwrap();
-                let (rt, ri) = reference.remove(k);
-                proptest::prop_assert_eq!((t, ev), (SimTime(rt), Event::App(ri)));
+            while let Some((t, e)) = q.pop() {
+                let (rk, ri) = pop_reference(&mut reference);
+                proptest::prop_assert_eq!((t, id_of(e)), (SimTime(rk >> 1), ri));
             }
             proptest::prop_assert!(reference.is_empty());
         }

@@ -9,8 +9,18 @@
 //! start + serialization + propagation). The end of a transmission needs an event only if
 //! a packet is waiting for the link then: a port whose queue is empty when it starts
 //! sending schedules nothing, and the next packet to arrive finds the link free
-//! (`busy_until` past) or schedules the end of the current transmission itself. On a
+//! (`free_at` reached) or schedules the end of the current transmission itself. On a
 //! lightly loaded link this saves one event per packet.
+//!
+//! Ties (docs/ties.md, "arrivals first"): a transmission that ends at t occupies the link
+//! for every packet arriving at t. Such a packet waits, and the end of the transmission at
+//! t, an event handled after every other event of t ([`crate::engine::EventQueue`]),
+//! starts the next one once all the arrivals of t are in the queue. Only a packet arriving
+//! after the instant the last transmission ended finds the link free: `free_at` is that
+//! instant plus 1 ns. One shortcut gives the same outcome for less: at a drop-tail FIFO
+//! that nothing waits in, the first packet arriving at t would be the first to start at
+//! t whatever else arrives, so it starts at once, and the packets arriving after it at t
+//! count it as waiting ([`Port::lone_at`]).
 
 use super::scripted::ScriptedDrops;
 use crate::engine::rng::Rng;
@@ -25,12 +35,15 @@ use crate::time::{Duration, Rate, SimTime};
 /// puts the port at a line's start); what only some ports or some packets use follows.
 #[repr(C, align(64))]
 pub struct Port {
-    /// End of the current (or last) transmission: the link is busy before this time.
-    pub busy_until: SimTime,
+    /// The first instant a packet arriving finds the link free: 1 ns after the end of the
+    /// current (or last) transmission, since that end occupies the link for the arrivals
+    /// of its own nanosecond; 0 before the first transmission.
+    pub free_at: SimTime,
     pub delay: Duration,
-    /// The serialization time of `tx_memo_size` bytes, the last size sent: most packets
-    /// of a port have the size of the one before (data segments, ACKs), and this saves a
-    /// division per hop.
+    /// The link's occupancy by `tx_memo_size` bytes, the last size sent: their
+    /// serialization time plus the nanosecond the transmission ends in, which it holds for
+    /// the arrivals of that nanosecond. Most packets of a port have the size of the one
+    /// before (data segments, ACKs), and this saves a division per hop.
     pub(crate) tx_memo: Duration,
     /// Packets that passed straight through the empty queue, counted here, beside the
     /// fields every packet reads, and added to class 0 when the run finishes
@@ -49,6 +62,13 @@ pub struct Port {
     /// An end-of-transmission event is pending (a packet waits for the link).
     pub tx_pending: bool,
     pub rate: Rate,
+    /// The instant a packet that passed straight through the drop-tail FIFO started at
+    /// the end of the transmission before it (its size is `tx_memo_size`). By the tie
+    /// rule it waits in the queue until every arrival of that instant has been offered; it
+    /// is the first to start whatever arrives, so it started at once, and the arrivals
+    /// after it at that instant count it ahead of them
+    /// ([`crate::sched::Qdisc::enqueue_behind`]). Forgotten at the end of a transmission.
+    pub lone_at: SimTime,
     pub node: NodeId,
     /// The discipline's drop precedences per queue (`qdisc.precedences()`, kept here: it
     /// indexes `stats` at every enqueue and dequeue).
@@ -121,23 +141,62 @@ impl PortPath {
 }
 
 impl Port {
-    /// Time to serialize a packet of `size` bytes ([`Rate::tx_time`], remembered).
+    /// The end of the current (or last) transmission (after one started).
+    #[inline(always)]
+    pub fn tx_end(&self) -> SimTime {
+        debug_assert!(self.free_at > SimTime::ZERO, "no transmission yet");
+        SimTime(self.free_at.0 - 1)
+    }
+
+    /// Is the link free for a packet arriving at `now` (no transmission, and none ending
+    /// at `now`)?
+    #[inline(always)]
+    pub fn link_free(&self, now: SimTime) -> bool {
+        !self.tx_pending && self.free_at <= now
+    }
+
+    /// A packet of `size` bytes arrives at `now`, the instant the transmission before it
+    /// ends with nothing waiting, at a drop-tail FIFO it passes straight through: by the
+    /// tie rule it waits for the other arrivals of `now`, and would be the first to start
+    /// whatever they are. True if so: it starts at once, remembered as waiting for the
+    /// later arrivals of `now` ([`Self::lone_at`]). False otherwise, or if one is
+    /// remembered already (its transmission took 0 ns): this one waits behind it.
     #[inline]
-    pub fn tx_time(&mut self, size: u32) -> Duration {
+    pub fn starts_at_its_tie(&mut self, now: SimTime, size: u32) -> bool {
+        let tie = !self.tx_pending
+            && self.free_at.0 == now.0 + 1
+            && self.passes_straight_through(size)
+            && self.lone_at != now;
+        if tie {
+            self.lone_at = now;
+        }
+        tie
+    }
+
+    /// The link starts serializing a packet of `size` bytes at `now`.
+    #[inline(always)]
+    pub fn start_tx(&mut self, now: SimTime, size: u32) {
+        self.free_at = now + self.occupancy(size);
+    }
+
+    /// Time to serialize a packet of `size` bytes ([`Rate::tx_time`]) plus 1 ns,
+    /// remembered.
+    #[inline]
+    fn occupancy(&mut self, size: u32) -> Duration {
         if self.tx_memo_size != size {
-            self.tx_memo = self.rate.tx_time(size as u64);
+            self.tx_memo = Duration(self.rate.tx_time(size as u64).0.saturating_add(1));
             self.tx_memo_size = size;
         }
         self.tx_memo
     }
 
-    /// Packet `id`, whose transmission (until `busy_until`) starts, enters the wire of this
-    /// port (`me`): it reaches the peer after the propagation delay. Only the wire's oldest
+    /// Packet `id`, whose transmission (until [`Self::tx_end`]) starts, enters the wire of
+    /// this port (`me`): it reaches the peer after the propagation delay. Only the wire's oldest
     /// packet has an event; the others link to the one after them. (A packet off the
     /// wires links to none: `Packet::default`, and [`Self::leave_wire`] unlinks it.)
     #[inline(always)]
     pub fn enter_wire(&mut self, me: PortId, id: PktId, hop: Hop, pkts: &mut PacketArena, events: &mut EventQueue) {
-        let arrival = self.busy_until + self.delay;
+        let arrival = self.tx_end() + self.delay;
         debug_assert_eq!(pkts[id].wire_next, WireLink::NONE, "a packet enters one wire at a time");
         if self.wire.is_empty() {
             self.wire = Wire { last: id };

@@ -202,11 +202,12 @@ fn build_port(
         node: from,
         peer: to,
         rate,
+        lone_at: SimTime::MAX,
         delay: link.delay,
         qdisc,
-        busy_until: SimTime::ZERO,
-        tx_memo: Duration(0),
-        // A packet of 0 bytes takes 0 ns: a true entry to start from.
+        free_at: SimTime::ZERO,
+        // A packet of 0 bytes takes 0 ns, and holds the link 1 ns: a true entry to start from.
+        tx_memo: Duration(1),
         tx_memo_size: 0,
         passed: Default::default(),
         lone_packet_limit: 0,

@@ -133,19 +133,27 @@ fn meter(spec: &MeterSpec, path: &KeyPath) -> Result<Meter> {
             }
             Meter::TokenBucket(TokenBucket::new(*rate, *depth))
         }
-        MeterSpec::Tsw(TswSpec { target, window, pout }) => {
+        MeterSpec::Tsw(TswSpec {
+            target,
+            window,
+            pout,
+            avg_rate,
+        }) => {
             check_rate(*target, path.key("target"))?;
             positive_window(*window)?;
             let divisor = match pout {
                 PoutSpec::Target => PoutDivisor::Target,
                 PoutSpec::AvgRate => PoutDivisor::AvgRate,
             };
-            Meter::Tsw(Tsw::new(*target, *window).dividing_by(divisor))
+            // Seed 002's appendix starts the estimate at 0.
+            let start = avg_rate.unwrap_or(Rate(0));
+            Meter::Tsw(Tsw::new(*target, *window).dividing_by(divisor).starting_at(start))
         }
         MeterSpec::Tsw3(Tsw3Spec {
             committed,
             peak,
             window,
+            avg_rate,
         }) => {
             check_rate(*committed, path.key("committed"))?;
             if peak < committed {
@@ -156,7 +164,8 @@ fn meter(spec: &MeterSpec, path: &KeyPath) -> Result<Meter> {
                 );
             }
             positive_window(*window)?;
-            Meter::Tsw3(Tsw3::new(*committed, *peak, *window))
+            // RFC 2859 section 4.1: AVG_RATE = CTR unless told otherwise.
+            Meter::Tsw3(Tsw3::new(*committed, *peak, *window).starting_at(avg_rate.unwrap_or(*committed)))
         }
         MeterSpec::Srtcm(SrtcmSpec { cir, cbs, ebs, mode: m }) => {
             // RFC 2697 section 2: "The CBS and EBS must be configured so that at least one
@@ -591,5 +600,35 @@ pub fn block_states(
     } else {
         let rng = stream(seed, &format!("conditioner:{name}"));
         Ok((vec![Instance::new(0, None, shaper.clone(), meter.clone(), rng)], None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The initial estimate of a TSW meter read from its scenario table (bytes/s).
+    fn initial_estimate(table: &str) -> f64 {
+        let spec: MeterSpec = crate::scenario::deserialize_value(table).expect("a valid meter table");
+        match meter(&spec, &KeyPath::root()).expect("builds") {
+            Meter::Tsw(t) => t.estimator.avg_rate,
+            Meter::Tsw3(t) => t.estimator.avg_rate,
+            _ => unreachable!("a TSW meter"),
+        }
+    }
+
+    #[test]
+    fn tsw_estimates_start_where_their_documents_say() {
+        // TSW3CM: RFC 2859 section 4.1, AVG_RATE = CTR (1 Mbit/s = 125 000 B/s), unless
+        // `avg_rate` says otherwise.
+        let tsw3 = "type = \"tsw3\"\ncommitted = \"1Mbps\"\npeak = \"2Mbps\"\nwindow = \"1s\"\n";
+        assert_eq!(initial_estimate(tsw3), 125_000.0);
+        assert_eq!(initial_estimate(&format!("{tsw3}avg_rate = \"0bps\"\n")), 0.0);
+        assert_eq!(initial_estimate(&format!("{tsw3}avg_rate = \"1.5Mbps\"\n")), 187_500.0);
+        // The two-colour tagger: seed 002's appendix, avg_rate = 0; ns-2's TSW2CM starts at
+        // the target.
+        let tsw = "type = \"tsw\"\ntarget = \"1Mbps\"\nwindow = \"1s\"\n";
+        assert_eq!(initial_estimate(tsw), 0.0);
+        assert_eq!(initial_estimate(&format!("{tsw}avg_rate = \"1Mbps\"\n")), 125_000.0);
     }
 }

@@ -108,6 +108,10 @@ pub struct TswSpec {
     /// (Clark and Fang section 3.3, seed 001's tagger).
     #[serde(default, skip_serializing_if = "PoutSpec::is_default")]
     pub pout: PoutSpec,
+    /// The estimate's initial value: 0 when absent (seed 002 appendix, "avg_rate = 0");
+    /// ns-2's TSW2CM starts it at the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avg_rate: Option<Rate>,
 }
 
 /// `pout` of a TSW meter.
@@ -132,6 +136,10 @@ pub struct Tsw3Spec {
     pub committed: Rate,
     pub peak: Rate,
     pub window: Duration,
+    /// The estimate's initial value, AVG_RATE: `committed` when absent (RFC 2859 section
+    /// 4.1, "AVG_RATE = CTR"; ns-2's TSW3CM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avg_rate: Option<Rate>,
 }
 
 /// RFC 2697 single rate three colour marker.

@@ -72,7 +72,13 @@
 //! - **Buffer and ties.** Buff counts the duplicates *waiting* in the virtual queue, not the
 //!   one in service, like dsim's drop-tail FIFO, so that DSD is locally transparent to blue
 //!   against exactly that FIFO; an arrival at the instant a service starts sees the
-//!   duplicate still waiting (see [`virtual_queue`]). This reproduces Appendix A.
+//!   duplicate still waiting (see [`virtual_queue`]). This reproduces Appendix A (B6) and
+//!   Appendix B (G2 arrives as B1's service starts; "the blue queue contained packets B1,
+//!   B2 and B3"). It is dsim's tie rule everywhere (docs/ties.md, "arrivals first"): the
+//!   port, and `replay`, offer every packet arriving at the nanosecond a transmission ends
+//!   to the discipline before `dequeue` picks the next one, so the real queues and the
+//!   virtual one count the same packets at every instant, and all-blue DSD is exactly the
+//!   flat FIFO (tests/abe.rs, `through_replay`).
 //! - **Admission test boundary.** Section 5 counts blue packets with deadline "shorter or
 //!   equal to t + d + pgnew"; Appendix B counts B1, B2, B3 (deadlines 0, 2, 3) but not B4
 //!   (deadline 4 = t + d + pg) for G2, total 5. dsim follows the appendix: deadline *strictly*

@@ -205,6 +205,20 @@ impl Qdisc {
         }
     }
 
+    /// The RED / MRED average that judges the packets of `queue` and `precedence` (for
+    /// DSD, RED's on the virtual queue), and its unit; None without RED.
+    pub fn red_average(&self, queue: u8, precedence: u8) -> Option<(f64, &'static str)> {
+        if let Qdisc::Dsd(d) = self {
+            return d
+                .red
+                .as_ref()
+                .map(|r| (r.vars.avg, crate::aqm::unit_of(r.params.bytes)));
+        }
+        let queues = self.aqm_queues();
+        let (_, q) = queues.into_iter().find(|(i, _)| *i == queue)?;
+        q.red_average(precedence)
+    }
+
     #[inline]
     pub fn enqueue(&mut self, id: PktId, ctx: &mut QueueCtx) -> Verdict {
         match self {
@@ -215,6 +229,20 @@ impl Qdisc {
             Qdisc::Cbq(s) => s.enqueue(id, ctx),
             Qdisc::Dsd(q) => q.enqueue(id, ctx),
         }
+    }
+
+    /// Offers `id` to a drop-tail FIFO as if one more packet of `size` bytes waited at its
+    /// head: a packet that started its transmission at this instant straight through the
+    /// empty queue although, by the tie rule (docs/ties.md), it waits until every arrival
+    /// of the instant has been offered ([`crate::net::Port::lone_at`]).
+    pub fn enqueue_behind(&mut self, size: u32, id: PktId, ctx: &mut QueueCtx) -> Verdict {
+        let Qdisc::Fifo(f) = self else {
+            unreachable!("only a drop-tail FIFO passes packets straight through")
+        };
+        f.queue.fifo.push_front(PktId::NONE, size);
+        let verdict = f.enqueue(id, ctx);
+        f.queue.fifo.pop(|_| size);
+        verdict
     }
 
     #[inline]

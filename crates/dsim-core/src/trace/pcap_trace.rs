@@ -5,15 +5,16 @@
 //! Reads the classic libpcap format (microsecond or nanosecond timestamps, either byte
 //! order) with link type Ethernet (1, 802.1Q tags skipped), raw IP (101, 228) or Linux
 //! cooked capture (113). Every record must carry an IPv4 datagram (RFC 791); its size is
-//! the IPv4 total length, its DSCP the six high bits of the TOS byte (RFC 2474), its flow
-//! the 5-tuple. pcapng files are refused (convert them with `editcap -F pcap`).
+//! the IPv4 total length, its DSCP the six high bits of the TOS byte (RFC 2474), its ECN
+//! field the two low bits (RFC 3168 section 5), its flow the 5-tuple. pcapng files are
+//! refused (convert them with `editcap -F pcap`).
 
 use std::fs;
 use std::io;
 use std::path::Path;
 
 use super::pcap::checksum;
-use crate::packet::Dscp;
+use crate::packet::{Dscp, Ecn};
 use crate::time::SimTime;
 
 const LINK_ETHERNET: u32 = 1;
@@ -38,9 +39,10 @@ pub struct Record {
     pub data: Vec<u8>,
     /// Offset of the IPv4 header in `data`.
     ip: usize,
-    /// IPv4 total length, DSCP, and the 5-tuple label.
+    /// IPv4 total length, DSCP, ECN field and the 5-tuple label.
     pub size: u32,
     pub dscp: Dscp,
+    pub ecn: Ecn,
     pub flow: String,
 }
 
@@ -107,7 +109,7 @@ impl PcapTrace {
                 return Err(bad(format!("record {i} does not carry an IPv4 datagram")));
             }
             let size = u16::from_be_bytes([h[2], h[3]]) as u32;
-            let dscp = Dscp(h[1] >> 2);
+            let (dscp, ecn) = (Dscp(h[1] >> 2), Ecn::from_bits(h[1]));
             let flow = five_tuple(h);
             records.push(Record {
                 stamp_ns,
@@ -116,6 +118,7 @@ impl PcapTrace {
                 ip,
                 size,
                 dscp,
+                ecn,
                 flow,
             });
         }
@@ -138,12 +141,12 @@ impl PcapTrace {
         SimTime(self.records[i].stamp_ns.saturating_sub(t0))
     }
 
-    /// Writes the packets that `kept` lists, as (record, DSCP, departure relative to the
-    /// first record), in departure order: TOS rewritten (ECN bits kept), header checksum
+    /// Writes the packets that `kept` lists, as (record, DSCP, ECN field, departure
+    /// relative to the first record), in departure order: TOS rewritten, header checksum
     /// recomputed, stamped with the departure.
-    pub fn write_rewritten(&self, path: &Path, kept: &[(usize, Dscp, SimTime)]) -> io::Result<()> {
-        let mut order: Vec<&(usize, Dscp, SimTime)> = kept.iter().collect();
-        order.sort_by_key(|(i, _, t)| (*t, *i));
+    pub fn write_rewritten(&self, path: &Path, kept: &[(usize, Dscp, Ecn, SimTime)]) -> io::Result<()> {
+        let mut order: Vec<&(usize, Dscp, Ecn, SimTime)> = kept.iter().collect();
+        order.sort_by_key(|(i, _, _, t)| (*t, *i));
         let t0 = self.records.first().map_or(0, |r| r.stamp_ns);
         let mut out = Vec::with_capacity(24 + self.records.iter().map(|r| 16 + r.data.len()).sum::<usize>());
         out.extend_from_slice(&self.header);
@@ -154,11 +157,11 @@ impl PcapTrace {
                 v.to_le_bytes()
             })
         };
-        for &&(i, dscp, depart) in &order {
+        for &&(i, dscp, ecn, depart) in &order {
             let r = &self.records[i];
             let mut data = r.data.clone();
             let ip = r.ip;
-            data[ip + 1] = dscp.0 << 2 | (data[ip + 1] & 0b11);
+            data[ip + 1] = dscp.0 << 2 | ecn as u8;
             let ihl = (data[ip] & 0x0f) as usize * 4;
             if data.len() >= ip + ihl {
                 data[ip + 10] = 0;
@@ -238,6 +241,7 @@ mod tests {
                 dst: 1,
                 size: 100 + k as u32,
                 dscp: Dscp::EF,
+                ecn: [Ecn::NotEct, Ecn::Ect0, Ecn::Ect1][k as usize],
                 index: k,
                 ..Default::default()
             };
@@ -248,18 +252,24 @@ mod tests {
         assert_eq!(t.records.len(), 3);
         assert_eq!(t.records[1].size, 101);
         assert_eq!(t.records[2].dscp, Dscp::EF);
+        let ecns: Vec<Ecn> = t.records.iter().map(|r| r.ecn).collect();
+        assert_eq!(ecns, [Ecn::NotEct, Ecn::Ect0, Ecn::Ect1]);
         assert_eq!(t.arrival(2), SimTime(2_000));
         assert_eq!(t.records[0].flow, "10.0.0.1:49153 > 10.0.0.2:57345 udp");
-        // Keep records 2 and 0, remarked AF11, record 2 leaving first.
+        // Keep records 2 and 0, remarked AF11, record 2 leaving first and marked CE.
         t.write_rewritten(
             &b,
-            &[(0, Dscp::af(1, 1), SimTime(7_000)), (2, Dscp::af(1, 1), SimTime(3_000))],
+            &[
+                (0, Dscp::af(1, 1), Ecn::NotEct, SimTime(7_000)),
+                (2, Dscp::af(1, 1), Ecn::Ce, SimTime(3_000)),
+            ],
         )
         .unwrap();
         let u = PcapTrace::read(&b).unwrap();
         assert_eq!(u.records.len(), 2);
         assert_eq!(u.records[0].size, 102);
         assert!(u.records.iter().all(|r| r.dscp == Dscp::af(1, 1)));
+        assert_eq!((u.records[0].ecn, u.records[1].ecn), (Ecn::Ce, Ecn::NotEct));
         assert_eq!(u.records[0].stamp_ns, 5_000_000_000 + 3_000);
         // The rewritten header checksums to zero.
         assert!(u.records.iter().all(|r| checksum(&r.data[0..20], 0) == 0));

@@ -2,9 +2,11 @@
 //! and property tests over random arrival sequences against dsim's drop-tail FIFO.
 //!
 //! Every test drives the discipline directly through the queue-discipline contract
-//! ([`Qdisc`]) on a simulated link: no network. Ties follow the order of the virtual queue
-//! (module `virtual_queue`): the arrivals of an instant are enqueued before the transmission
-//! ending at that instant frees the link.
+//! ([`Qdisc`]) on a simulated link: no network. Ties follow the simulator's rule
+//! (docs/ties.md, "arrivals first"), which the virtual queue assumes (module
+//! `virtual_queue`): the arrivals of an instant are enqueued before the transmission ending
+//! at that instant frees the link. The appendices are also driven through `replay`, which
+//! follows the same rule, and give the same outcome packet by packet.
 
 use std::collections::HashMap;
 
@@ -460,6 +462,97 @@ fn appendix_b_early_green_drop() {
         ]
     );
     assert_eq!(ex.link.dsd_state().counters.safety_net, 0);
+}
+
+/// The appendices' arrivals (`HISTORY`) through `dsim replay` (crate::replay, a DSD of
+/// Buff = 7 packets and d = 3 packet times in front of a 1 Mbit/s link): one outcome per
+/// packet, in HISTORY's order.
+fn replayed(g: f64, early_drop: bool) -> Vec<crate::replay::Outcome> {
+    let config = format!("type = \"dsd\"\nbuffer = \"7p\"\nd = \"3ms\"\ng = {g:?}\nearly_drop = {early_drop}\n");
+    let mechanism = crate::replay::mechanism_from_toml(&config, Some(C)).expect("a valid DSD");
+    let trace: Vec<crate::replay::Arrival> = HISTORY
+        .iter()
+        .map(|&(t, name)| crate::replay::Arrival {
+            time: at(t),
+            size: PKT,
+            dscp: if name.starts_with('G') { GREEN_DSCP } else { BLUE_DSCP },
+            ..Default::default()
+        })
+        .collect();
+    crate::replay::replay(&mechanism, &trace, &[], 1).expect("replays")
+}
+
+/// Replay gives every packet of the appendices the fate the unit tests' link gives it:
+/// served at the same instant (and done one packet time later), or dropped for the same
+/// cause. Returns the service order from t = 0 on, as in `Example::service`.
+fn replay_agrees_with_the_link(g: f64, early_drop: bool) -> Vec<(&'static str, i64)> {
+    let mut ex = Example::run_until(g, early_drop, 5);
+    ex.link.finish();
+    let out = replayed(g, early_drop);
+    for (&(_, name), o) in HISTORY.iter().zip(&out) {
+        match ex.fate(name) {
+            Fate::Served(s) => {
+                assert_eq!(
+                    (o.depart, o.tx_end, o.dropped),
+                    (Some(s), Some(s + Duration(MS)), None),
+                    "{name}"
+                )
+            }
+            Fate::Dropped(_, cause) => assert_eq!((o.depart, o.dropped), (None, Some(cause)), "{name}"),
+            Fate::Queued => panic!("{name} left queued"),
+        }
+    }
+    ex.service()
+}
+
+/// The appendices' service order from t = 0 on (with g = 1, early drop or not).
+const APPENDIX_SERVICE: [&str; 11] = ["B1", "G1", "B2", "B3", "B4", "G3", "B5", "B7", "G4", "B8", "B9"];
+
+/// Through replay, checked against the unit tests' link: the names in service order, and
+/// the drop cause of the packet named.
+fn service_and_causes(g: f64, early_drop: bool) -> (Vec<&'static str>, impl Fn(&str) -> Option<DropCause>) {
+    let names = replay_agrees_with_the_link(g, early_drop).iter().map(|s| s.0).collect();
+    let out = replayed(g, early_drop);
+    let cause = move |n: &str| out[HISTORY.iter().position(|h| h.1 == n).expect("named")].dropped;
+    (names, cause)
+}
+
+#[test]
+fn appendix_a_through_replay() {
+    // Appendix A (late green drop): B6 refused by the virtual queue, G2 dropped late, and
+    // the service order of the appendix, packet by packet as on the unit tests' link.
+    let (names, cause) = service_and_causes(1.0, false);
+    assert_eq!(names, APPENDIX_SERVICE);
+    assert_eq!(cause("B6"), Some(DropCause::DsdOverflow));
+    assert_eq!(cause("G2"), Some(DropCause::DsdGreenLate));
+}
+
+#[test]
+fn appendix_b_through_replay() {
+    // Appendix B (early green drop): G2 arrives at t = 0, the instant B1's service starts;
+    // arrivals first, B1 is still in the blue queue and G2 fails the admission test ("the
+    // blue queue contained packets B1, B2 and B3"), rather than passing it and being
+    // dropped later by the safety net.
+    let (names, cause) = service_and_causes(1.0, true);
+    assert_eq!(names, APPENDIX_SERVICE);
+    assert_eq!(cause("G2"), Some(DropCause::DsdGreenEarly));
+    assert_eq!(cause("B6"), Some(DropCause::DsdOverflow));
+    assert!(HISTORY.iter().all(|h| cause(h.1) != Some(DropCause::DsdGreenSafetyNet)));
+}
+
+#[test]
+fn section_5_1_through_replay() {
+    // g = 0: B1, B2, G1, B3, B4, B5, B7, G3, G4, B8, B9, at t = 0 ... 10.
+    let service = replay_agrees_with_the_link(0.0, false);
+    let names: Vec<&str> = service.iter().map(|s| s.0).collect();
+    assert_eq!(
+        names,
+        ["B1", "B2", "G1", "B3", "B4", "B5", "B7", "G3", "G4", "B8", "B9"]
+    );
+    assert_eq!(
+        service.iter().map(|s| s.1).collect::<Vec<_>>(),
+        (0..=10).collect::<Vec<_>>()
+    );
 }
 
 #[test]

@@ -15,9 +15,10 @@
 //! arrives, dsim counts the arrival first: the duplicate is still waiting and occupies the
 //! buffer. This is the order under which Appendix A's first snapshot holds (B6, arriving at
 //! t = 0 together with G2 and B5, finds 7 = Buff duplicates, B1 ... B5, G1, G2, waiting, B1's
-//! service starting at t = 0), and the reference FIFO of the transparency property tests
-//! uses the same order. A duplicate arriving at an idle server starts at once and never
-//! waits.
+//! service starting at t = 0), and the simulator's rule for every event of one instant
+//! (docs/ties.md, "arrivals first"): the real link, in the network and in `replay`, also
+//! starts its next packet only after every arrival of the instant. A duplicate arriving at
+//! an idle server (none ending its service now) starts at once and never waits.
 
 use std::collections::VecDeque;
 
