@@ -274,6 +274,7 @@ def tcp(
     min_rto: str | None = None,
     max_rto: str | None = None,
     granularity: str | None = None,
+    rto_restart: str | None = None,
     delayed_ack: str | bool | None = None,
     sack_blocks: int | None = None,
     ecn: bool | None = None,
@@ -283,8 +284,10 @@ def tcp(
     """The `tcp` table of a flow; unset keys keep their defaults: variant "sack" (or
     "reno", "newreno"), mss "1460B", window "65535B", initial_window per RFC 5681 ("2p" or
     "4380B"), counting "bytes" (or "packets"), initial_rto "1s", min_rto "200ms", max_rto
-    "60s", granularity "1ms", delayed_ack "40ms" (or False), sack_blocks 3, ecn False,
-    handshake False, series None ("10ms" to sample cwnd/ssthresh/RTT, or "change")."""
+    "60s", granularity "1ms", rto_restart "on_retransmit" (loss recovery's retransmission
+    of SND.UNA restarts the timer, as ns-2, Linux and FreeBSD; or "on_new_ack", RFC 6298
+    (5.3) alone), delayed_ack "40ms" (or False), sack_blocks 3, ecn False, handshake
+    False, series None ("10ms" to sample cwnd/ssthresh/RTT, or "change")."""
     return _drop_none(
         {
             "variant": variant,
@@ -296,6 +299,7 @@ def tcp(
             "min_rto": min_rto,
             "max_rto": max_rto,
             "granularity": granularity,
+            "rto_restart": rto_restart,
             "delayed_ack": delayed_ack,
             "sack_blocks": sack_blocks,
             "ecn": ecn,
