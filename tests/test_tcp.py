@@ -26,7 +26,7 @@ def two_hosts(loss: float | None = None, **flow) -> Scenario:
 
 def test_builder_writes_the_schema_and_round_trips():
     sc = two_hosts(
-        tcp=tcp("newreno", mss="1000B", window="128KB", delayed_ack=False, initial_window="2p", series="100ms"),
+        tcp=tcp("newreno", mss="1000B", window="128KB", delayed_ack=False, initial_window="2p", rto_restart="on_new_ack", series="100ms"),
         start=uniform("0s", "1s"),
     )
     sc.flow(
@@ -38,7 +38,7 @@ def test_builder_writes_the_schema_and_round_trips():
     sc.capture(port="A->B", name="uplink")
     sc.validate()
     text = sc.to_toml()
-    assert 'variant = "newreno"' in text and "delayed_ack = false" in text
+    assert 'variant = "newreno"' in text and "delayed_ack = false" in text and 'rto_restart = "on_new_ack"' in text
     again = Scenario.from_toml(text)
     assert again.data == sc.data
     assert again.hash() == sc.hash()
@@ -83,6 +83,7 @@ BAD = [
     (lambda sc: sc.set("flow[0].tcp", {"variant": "vegas"}), "flow[0].tcp.variant", "variant"),
     (lambda sc: sc.set("flow[0].tcp", {"cwnd": "10p"}), "flow[0].tcp.cwnd", "unknown field"),
     (lambda sc: sc.set("flow[0].tcp", tcp(min_rto="2s", max_rto="1s")), "flow[0].tcp.min_rto", "max_rto"),
+    (lambda sc: sc.set("flow[0].tcp", tcp(rto_restart="always")), "flow[0].tcp.rto_restart", "`on_retransmit` or `on_new_ack`"),
     (lambda sc: sc.set("flow[0].tcp", tcp(series="0s")), "flow[0].tcp.series", "longer than 0s"),
     (lambda sc: sc.set("flow[0].app", ftp("0B")), "flow[0].app.bytes", "at least 1B"),
     (lambda sc: sc.set("flow[0].app", web(pareto("10KB", 1.0), exponential("1s"))), "flow[0].app.response.shape", "shape must be greater than 1"),

@@ -2,7 +2,7 @@
 
     python benchmarks/peers/compare.py [--flows 50 100 200] [--duration 100] [--repeat R]
                                        [--dsim-repeat R] [--json FILE] [--markdown FILE]
-                                       [--no-ns2] [--no-ns3]
+                                       [--no-ns2] [--no-ns3] [--no-tcp] [--tcp-seeds K]
 
 For each number of connections it runs, each in its own measured process (wall time, CPU
 time, peak resident memory from wait4, as `dsim bench` measures):
@@ -12,6 +12,14 @@ time, peak resident memory from wait4, as `dsim bench` measures):
   ns-3  dumbbell-ns3    the same with RedQueueDisc
 and prints one table with the packets each sent across the bottleneck (they did the same
 work) and how many times longer each peer took than dsim on the same network.
+
+With ns-2 (unless --no-tcp) it then compares the TCP connections themselves, flow by flow,
+on the RIO network, on the RED one (ns-2's Queue/RED with the same settings) and on a
+drop-tail variant (no profilers, a 1050-packet drop-tail bottleneck): per connection the timeouts, retransmitted packets, fast retransmits, drops
+at the bottleneck and goodput of dsim's SACK sender and ns-2's Sack1 agent, each averaged
+over K seeds (dsim's replications; ns-2's RNG seeds 1..K), and prints the means per flow
+(dsim's also with `rto_restart = "on_new_ack"`), the ratio dsim / ns-2 and the tolerance
+each is held to (docs/tcp.md, "Validation against ns-2").
 """
 
 from __future__ import annotations
@@ -104,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", type=Path, help="write the table as Markdown to this file")
     p.add_argument("--no-ns2", action="store_true")
     p.add_argument("--no-ns3", action="store_true")
+    p.add_argument("--no-tcp", action="store_true", help="skip the flow-by-flow TCP comparison with ns-2")
+    p.add_argument("--tcp-seeds", type=int, default=3, help="seeds of the TCP comparison (default 3)")
     args = p.parse_args(argv)
 
     con = Console(highlight=False, width=200)
@@ -175,9 +185,175 @@ def main(argv: list[str] | None = None) -> int:
             out.parent.mkdir(parents=True, exist_ok=True)
     if args.markdown:
         args.markdown.write_text("\n".join(md) + "\n\n" + note + "\n")
+    tcp_rows = []
+    if ns2 and not args.no_tcp:
+        tcp_rows = compare_tcp(con, ns2, args.flows, args.duration, args.tcp_seeds)
+        if args.markdown:
+            with args.markdown.open("a") as out:
+                out.write("\n" + tcp_markdown(tcp_rows, args.duration, args.tcp_seeds, info["date"]))
     if args.json:
-        args.json.write_text(json.dumps({"machine": info, "duration_s": args.duration, "rows": rows}, indent=2) + "\n")
+        doc = {"machine": info, "duration_s": args.duration, "rows": rows, "tcp": tcp_rows}
+        args.json.write_text(json.dumps(doc, indent=2) + "\n")
     return 0
+
+
+# ---------------------------------------------------------------------------------------
+# TCP, flow by flow: dsim's SACK sender against ns-2's Sack1 agent
+
+#: Per-connection counters compared, and the tolerance of the ratio dsim / ns-2 of their
+#: means per flow. Timeouts are rare events (a few per flow in 100 s): a factor of 2; the
+#: rest are driven by the same drops: 20 %; goodput is the network's result: 2 %.
+TCP_METRICS = (
+    ("timeouts", "timeouts", 2.0),
+    ("retransmits", "retransmitted packets", 1.2),
+    ("fast_retransmits", "fast retransmits", 1.2),
+    ("drops", "bottleneck drops", 1.2),
+    ("drop_rate", "drop rate (drops / data packets)", 1.2),
+    ("goodput_bps", "goodput", 1.02),
+)
+TCP_AQMS = ("rio", "red", "droptail")
+TCP_COLUMNS = ("metric", "dsim", 'dsim, "on_new_ack"', "ns-2", "dsim / ns-2", "tolerance", "within")
+
+
+def tcp_dumbbell(n: int, duration_s: float, aqm: str, rto_restart: str):
+    """The benchmark's dumbbell with `aqm` "rio" or "red" as `dsim.bench` writes it, or
+    "droptail": the RED one with a 1050-packet drop-tail bottleneck; its connections'
+    retransmission timer restarted as `rto_restart` says."""
+    from dsim import Scenario, droptail
+
+    sc = Scenario.from_toml(bench.dumbbell(n, duration_s, aqm="red" if aqm == "droptail" else aqm).toml)
+    if aqm == "droptail":
+        links = sc.get("link")
+        k = next(i for i, link in enumerate(links) if (link["from"], link["to"]) == ("R0", "R1"))
+        sc.set(f"link[{k}].queue", droptail(f"{bench.DUMBBELL['bottleneck_limit_pkts']}p"))
+    for i in range(n):
+        sc.set(f"flow[{i}].tcp.rto_restart", rto_restart)
+    return sc
+
+
+def dsim_tcp(n: int, duration_s: float, aqm: str, seeds: int, rto_restart: str) -> list[dict]:
+    """Per-connection counters of dsim, means over `seeds` replications."""
+    import dsim
+
+    res = dsim.run(tcp_dumbbell(n, duration_s, aqm, rto_restart), replications=seeds)
+    f = res.flows
+    drops = res.drops
+    bottleneck = drops[drops["site"] == "R0->R1"].groupby(["replication", "flow"])["pkts"].sum()
+    f = f.set_index(["replication", "flow"])
+    f["drops"] = bottleneck.reindex(f.index, fill_value=0)
+    per = f.groupby(level="flow").agg(
+        timeouts=("timeouts", "mean"),
+        retransmits=("retransmitted_pkts", "mean"),
+        fast_retransmits=("fast_retransmits", "mean"),
+        drops=("drops", "mean"),
+        data_pkts=("sent_pkts", "mean"),
+        goodput_bps=("goodput_bps", "mean"),
+    )
+    return [{"flow": int(name[1:]), **{k: float(v) for k, v in row.items()}} for name, row in per.iterrows()]
+
+
+def ns2_tcp(ns2: str, plan: Path, duration_s: float, aqm: str, seeds: int) -> list[dict]:
+    """Per-connection counters of ns-2's Sack1 agents, means over RNG seeds 1..`seeds`."""
+    acc: dict[int, dict[str, float]] = {}
+    for seed in range(1, seeds + 1):
+        out = subprocess.run([ns2, str(HERE / "dumbbell.tcl"), str(plan), f"{duration_s:g}", aqm, str(seed), "flows"],
+                             capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            if parts[:1] != ["tcp"]:
+                continue
+            i, data, rexmit, timeouts, cuts, ack, drops = (int(float(x)) for x in parts[1:8])
+            row = {
+                "timeouts": timeouts,
+                "retransmits": rexmit,
+                # ncwndcuts_ counts every window reduction: fast retransmits and timeouts
+                # (no ECN, no idle periods here).
+                "fast_retransmits": cuts - timeouts,
+                "drops": drops,
+                "data_pkts": data,
+                # ack_ is the highest cumulative ACK in segments, numbered from 0.
+                "goodput_bps": (ack + 1) * bench.DUMBBELL["mss"] * 8 / duration_s,
+            }
+            slot = acc.setdefault(i, dict.fromkeys(row, 0.0))
+            for k, v in row.items():
+                slot[k] += v / seeds
+    return [{"flow": i, **acc[i]} for i in sorted(acc)]
+
+
+def tcp_summary(n: int, aqm: str, dsim_flows: list[dict], letter_flows: list[dict], ns2_flows: list[dict]) -> dict:
+    """Means per flow of both simulators (dsim also with `rto_restart = "on_new_ack"`, the
+    letter of RFC 6298), the ratio dsim / ns-2 and whether it is within its tolerance;
+    goodput also per class (Assured = even connections) and Jain's index."""
+    for flows in (dsim_flows, letter_flows, ns2_flows):
+        for f in flows:
+            f["drop_rate"] = f["drops"] / f["data_pkts"] if f["data_pkts"] else 0.0
+
+    def mean(flows: list[dict], key: str, pick=lambda f: True) -> float:
+        vals = [f[key] for f in flows if pick(f)]
+        return sum(vals) / len(vals)
+
+    def jain(flows: list[dict]) -> float:
+        x = [f["goodput_bps"] for f in flows]
+        return sum(x) ** 2 / (len(x) * sum(v * v for v in x))
+
+    checks = [(key, label, tol, lambda f: True) for key, label, tol in TCP_METRICS]
+    if aqm == "rio":
+        checks += [
+            ("goodput_bps", "goodput, Assured (even) connections", 1.02, lambda f: f["flow"] % 2 == 0),
+            ("goodput_bps", "goodput, best-effort (odd) connections", 1.02, lambda f: f["flow"] % 2 == 1),
+        ]
+    rows = []
+    for key, label, tol, pick in checks:
+        d, s = mean(dsim_flows, key, pick), mean(ns2_flows, key, pick)
+        ratio = d / s if s else float("nan")
+        rows.append({"metric": label, "dsim": d, "dsim_on_new_ack": mean(letter_flows, key, pick), "ns2": s,
+                     "ratio": ratio, "tolerance": tol, "ok": bool(s) and 1 / tol <= ratio <= tol})
+    rows.append({"metric": "Jain index of goodput", "dsim": jain(dsim_flows), "dsim_on_new_ack": jain(letter_flows),
+                 "ns2": jain(ns2_flows), "ratio": jain(dsim_flows) / jain(ns2_flows), "tolerance": None, "ok": None})
+    return {"flows": n, "aqm": aqm, "summary": rows, "dsim_flows": dsim_flows, "dsim_on_new_ack_flows": letter_flows,
+            "ns2_flows": ns2_flows}
+
+
+def compare_tcp(con: Console, ns2: str, flow_counts: list[int], duration_s: float, seeds: int) -> list[dict]:
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in flow_counts:
+            plan = Path(tmp) / f"plan-{n}.txt"
+            bench.write_plan(bench.dumbbell_plan(n), plan)
+            for aqm in TCP_AQMS:
+                con.print(f"TCP flow by flow, {n} connections, {aqm}: dsim and ns-2, {seeds} seed(s) each")
+                dsim_flows = dsim_tcp(n, duration_s, aqm, seeds, "on_retransmit")
+                letter_flows = dsim_tcp(n, duration_s, aqm, seeds, "on_new_ack")
+                out.append(tcp_summary(n, aqm, dsim_flows, letter_flows, ns2_tcp(ns2, plan, duration_s, aqm, seeds)))
+    for e in out:
+        table = Table(title=f"TCP per connection, {e['flows']} connections, bottleneck {e['aqm']}: dsim SACK vs ns-2 Sack1 "
+                            f"(means per flow over {seeds} seed(s), {duration_s:g} s)")
+        for c in TCP_COLUMNS:
+            table.add_column(c, justify="left" if c == "metric" else "right")
+        for r in e["summary"]:
+            table.add_row(*tcp_cells(r))
+        con.print(table)
+    return out
+
+
+def tcp_cells(r: dict) -> list[str]:
+    def fmt(v: float) -> str:
+        return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4f}" if abs(v) < 1 else f"{v:.2f}"
+
+    tol = "" if r["tolerance"] is None else f"1/{r['tolerance']:g} - {r['tolerance']:g}"
+    ok = "" if r["ok"] is None else ("yes" if r["ok"] else "NO")
+    return [r["metric"], fmt(r["dsim"]), fmt(r["dsim_on_new_ack"]), fmt(r["ns2"]), f"{r['ratio']:.3f}", tol, ok]
+
+
+def tcp_markdown(rows: list[dict], duration_s: float, seeds: int, date: str) -> str:
+    out = [f"TCP per connection, dsim SACK vs ns-2 2.35 Sack1, means per flow over {seeds} seed(s) of "
+           f"{duration_s:g} s ({date})", ""]
+    cols = ("connections", "bottleneck", *TCP_COLUMNS)
+    out += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for e in rows:
+        for r in e["summary"]:
+            out.append("| " + " | ".join([str(e["flows"]), e["aqm"], *tcp_cells(r)]) + " |")
+    return "\n".join(out) + "\n"
 
 
 if __name__ == "__main__":

@@ -2,18 +2,34 @@
 # `dumbbell-N` benchmark (python/dsim/bench.py). See docs/performance.md for the
 # equivalence, setting by setting.
 #
-# usage: ns dumbbell.tcl PLAN DURATION_S
+# usage: ns dumbbell.tcl PLAN DURATION_S [AQM [SEED [flows]]]
 #   PLAN: one line per connection "index assured src_delay_us start_us" (written by
 #   compare.py from dsim.bench.dumbbell_plan, so all three simulators get the same values).
+#   AQM: "rio" (default: dsRED with token-bucket profilers on the Assured hosts), "red"
+#   (no profilers, Queue/RED with RIO's OUT curve, as the ns-3 program runs it) or
+#   "droptail" (no profilers, a 1050-packet drop-tail bottleneck). SEED: of ns-2's default
+#   random number generator (RED's drop decisions), default 1 (ns-2's own default).
 # prints: "bottleneck_pkts N", "bottleneck_drops N" (packets that left / were refused by
-# the R0->R1 queue).
+# the R0->R1 queue), and with "flows" one line per connection with the agent's counters:
+# "tcp INDEX ndatapack_ nrexmitpack_ nrexmit_ ncwndcuts_ ack_ DROPS" (data packets sent,
+# of them retransmissions, timeouts, window reductions = fast retransmits + timeouts,
+# highest cumulative ACK in segments, packets of the connection dropped at the bottleneck).
 
-if {$argc != 2} {
-    puts stderr "usage: ns dumbbell.tcl PLAN DURATION_S"
+if {$argc < 2 || $argc > 5} {
+    puts stderr "usage: ns dumbbell.tcl PLAN DURATION_S \[rio|red|droptail \[SEED \[flows\]\]\]"
     exit 2
 }
 set plan_file [lindex $argv 0]
 set duration [lindex $argv 1]
+set aqm [expr {$argc > 2 ? [lindex $argv 2] : "rio"}]
+set seed [expr {$argc > 3 ? [lindex $argv 3] : 1}]
+set per_flow [expr {$argc > 4 && [lindex $argv 4] eq "flows"}]
+if {$aqm ni {rio red droptail}} {
+    puts stderr "AQM $aqm: rio, red or droptail"
+    exit 2
+}
+global defaultRNG
+$defaultRNG seed $seed
 
 set ns [new Simulator]
 
@@ -35,23 +51,44 @@ set r0 [$ns node]
 set r1 [$ns node]
 
 # Bottleneck: 50 Mbit/s, 5 ms; R0->R1 is a dsRED core queue in RIO-C mode (coupled: the
-# OUT average counts IN and OUT packets), 1050 packets; the reverse direction drop-tail.
-$ns simplex-link $r0 $r1 50Mb 5ms dsRED/core
+# OUT average counts IN and OUT packets), RED or drop-tail, 1050 packets; the reverse
+# direction drop-tail. RED: 420/840 packets, max_p 1/20, w_q 0.002, 576-byte mean
+# packet, neither gentle nor waiting between drops (dsim's RED, and ns-3's settings).
+Queue/RED set thresh_ 420
+Queue/RED set maxthresh_ 840
+Queue/RED set linterm_ 20
+Queue/RED set q_weight_ 0.002
+Queue/RED set mean_pktsize_ 576
+Queue/RED set gentle_ false
+Queue/RED set wait_ false
+Queue/RED set bytes_ false
+Queue/RED set queue_in_bytes_ false
+set kind [dict get {rio dsRED/core red RED droptail DropTail} $aqm]
+$ns simplex-link $r0 $r1 50Mb 5ms $kind
 $ns simplex-link $r1 $r0 50Mb 5ms DropTail
 $ns queue-limit $r0 $r1 1050
 $ns queue-limit $r1 $r0 1050
 set core [[$ns link $r0 $r1] queue]
-$core meanPktSize 576
-$core set numQueues_ 1
-$core setNumPrec 2
-$core setMREDMode RIO-C
-# Codepoint 10 = IN (precedence 0), 11 = OUT and 0 = best effort (precedence 1).
-$core addPHBEntry 10 0 0
-$core addPHBEntry 11 0 1
-$core addPHBEntry 0 0 1
-# configQ queue precedence min_th max_th max_p [wq, default 0.002]
-$core configQ 0 0 500 840 0.02
-$core configQ 0 1 420 840 0.05
+if {$aqm eq "rio"} {
+    $core meanPktSize 576
+    $core set numQueues_ 1
+    $core setNumPrec 2
+    $core setMREDMode RIO-C
+    # Codepoint 10 = IN (precedence 0), 11 = OUT and 0 = best effort (precedence 1).
+    $core addPHBEntry 10 0 0
+    $core addPHBEntry 11 0 1
+    $core addPHBEntry 0 0 1
+    # configQ queue precedence min_th max_th max_p [wq, default 0.002]
+    $core configQ 0 0 500 840 0.02
+    $core configQ 0 1 420 840 0.05
+}
+# Per-connection arrivals, departures and drops (early drops included) at the bottleneck,
+# when asked for or when the queue has no counters of its own (left out of the timed runs
+# of `make bench-peers`: the monitor costs time).
+if {$per_flow || $aqm ne "rio"} {
+    set fmon [$ns makeflowmon Fid]
+    $ns attach-fmon [$ns link $r0 $r1] $fmon [expr {$aqm ne "droptail"}]
+}
 
 set f [open $plan_file r]
 set flows 0
@@ -64,7 +101,7 @@ while {[gets $f line] >= 0} {
     # link is a dsRED edge queue: its token bucket (1 Mbit/s, 20 000 bytes) marks the
     # in-profile packets 10 (IN) and the others 11 (OUT); as a queue it is drop-tail
     # (DROP mode) of 100 packets.
-    if {$assured} {
+    if {$assured && $aqm eq "rio"} {
         $ns simplex-link $s($i) $r0 10Mb ${delay_us}us dsRED/edge
         set e [[$ns link $s($i) $r0] queue]
         $e meanPktSize 576
@@ -87,6 +124,7 @@ while {[gets $f line] >= 0} {
     }
     set tcp($i) [new Agent/TCP/Sack1]
     set sink($i) [new Agent/TCPSink/Sack1]
+    $tcp($i) set fid_ $i
     $ns attach-agent $s($i) $tcp($i)
     $ns attach-agent $d($i) $sink($i)
     $ns connect $tcp($i) $sink($i)
@@ -97,13 +135,29 @@ while {[gets $f line] >= 0} {
 close $f
 
 proc finish {} {
-    global core flows
-    set pkts [$core getStat pkts]
-    set drops [expr {[$core getStat drops] + [$core getStat edrops]}]
-    set queued [$core getCurrent 0]
+    global core flows fmon tcp aqm per_flow
+    if {$aqm eq "rio"} {
+        set pkts [$core getStat pkts]
+        set drops [expr {[$core getStat drops] + [$core getStat edrops]}]
+        set departed [expr {int($pkts - $drops - [$core getCurrent 0])}]
+    } else {
+        set drops [$fmon set pdrops_]
+        set departed [$fmon set pdepartures_]
+    }
     puts "flows $flows"
-    puts "bottleneck_pkts [expr {int($pkts - $drops - $queued)}]"
+    puts "bottleneck_pkts $departed"
     puts "bottleneck_drops [expr {int($drops)}]"
+    if {!$per_flow} {
+        exit 0
+    }
+    foreach f [$fmon flows] {
+        set flow_drops([$f set flowid_]) [$f set pdrops_]
+    }
+    for {set i 0} {$i < $flows} {incr i} {
+        set d [expr {[info exists flow_drops($i)] ? $flow_drops($i) : 0}]
+        set a $tcp($i)
+        puts "tcp $i [$a set ndatapack_] [$a set nrexmitpack_] [$a set nrexmit_] [$a set ncwndcuts_] [$a set ack_] $d"
+    }
     exit 0
 }
 $ns at $duration "finish"

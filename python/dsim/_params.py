@@ -772,6 +772,7 @@ def tcp(
     min_rto: str | None = None,
     max_rto: str | None = None,
     granularity: str | None = None,
+    rto_restart: str | None = None,
     delayed_ack: Any | None = None,
     sack_blocks: int | None = None,
     ecn: bool | None = None,
@@ -790,6 +791,7 @@ def tcp(
         min_rto: (undocumented) [a time ("10ms")]
         max_rto: (undocumented) [a time ("10ms")]
         granularity: Clock granularity G of RFC 6298. [a time ("10ms")]
+        rto_restart: (undocumented) [one of "on_retransmit", "on_new_ack"]
         delayed_ack: (undocumented) [the delayed-ACK timer ("40ms"), or false to acknowledge
             every segment]
         sack_blocks: (undocumented) [a whole number]

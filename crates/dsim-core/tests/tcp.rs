@@ -1,10 +1,15 @@
 //! Acceptance tests of dsim's TCP (issue 3): line rate, window/RTT, the loss-throughput
 //! formula, the variants' ordering, hand-written traces of fast retransmit and recovery,
-//! RTT unfairness, and the lazy timers.
+//! the retransmission timer after a fast retransmit (issue 20), RTT unfairness, and the
+//! lazy timers.
 
 use dsim_core::scenario;
 use dsim_core::sim::Simulation;
-use dsim_core::transport::tcp::{LogEntry, LogEvent};
+use dsim_core::stats::Window;
+use dsim_core::time::SimTime;
+use dsim_core::transport::tcp::{
+    Counting, LogEntry, LogEvent, RtoRestart, RttParams, Sender, SenderParams, VariantKind,
+};
 
 fn build(toml: &str, seed: u64) -> Simulation {
     let sc = scenario::from_toml(toml).unwrap_or_else(|e| panic!("{e}\n{toml}"));
@@ -288,7 +293,7 @@ fn several_drops_in_one_window_order_sack_newreno_reno() {
 // 11000 (RFC 5681 (4)). Round 4's segments (30-41) bring 12 more duplicate ACKs one RTT
 // later, and they reach the receiver before the retransmission of 20 (sent after them).
 
-fn trace_scenario(variant: &str, drops: &[(u64, u32)]) -> String {
+fn trace_scenario(variant: &str, drops: &[(u64, u32)], tcp_extra: &str) -> String {
     let rules: Vec<String> = drops
         .iter()
         .map(|(k, occ)| format!("{{ flow = \"f\", segment = {k}, occurrence = {occ} }}"))
@@ -301,7 +306,7 @@ fn trace_scenario(variant: &str, drops: &[(u64, u32)]) -> String {
         &format!("forward = {{ drop = [{}] }}", rules.join(", ")),
         "{ type = \"ftp\" }",
         &format!(
-            "variant = \"{variant}\", mss = \"1000B\", initial_window = \"2p\", window = \"1MB\", delayed_ack = false, min_rto = \"1s\""
+            "variant = \"{variant}\", mss = \"1000B\", initial_window = \"2p\", window = \"1MB\", delayed_ack = false, min_rto = \"1s\"{tcp_extra}"
         ),
     )
 }
@@ -326,23 +331,37 @@ fn seg(seq: u64) -> u64 {
     (seq - 1) / 1000
 }
 
-/// The trace from the first fast retransmit on, `n` events long.
-fn trace(variant: &str, drops: &[(u64, u32)], n: usize) -> (Vec<T>, Simulation) {
-    let mut sim = build(&trace_scenario(variant, drops), 1);
+/// A log entry as a trace event (None for ACKs and ECN reductions).
+fn trace_event(e: &LogEntry) -> Option<T> {
+    match e.event {
+        LogEvent::FastRetransmit { seq } => Some(T::Fr(seg(seq), e.cwnd, e.ssthresh)),
+        LogEvent::PartialAck { ack } => Some(T::Partial(seg(ack), e.cwnd, e.ssthresh)),
+        LogEvent::RecoveryEnd { ack } => Some(T::End(seg(ack), e.cwnd, e.ssthresh)),
+        LogEvent::Timeout { seq } => Some(T::Rto(seg(seq), e.cwnd, e.ssthresh)),
+        LogEvent::Send { seq, rtx: false, .. } => Some(T::Tx(seg(seq))),
+        LogEvent::Send { seq, rtx: true, .. } => Some(T::Rtx(seg(seq))),
+        LogEvent::Ack { .. } | LogEvent::EcnReduce => None,
+    }
+}
+
+/// Runs the trace scenario with the sender's log on.
+fn logged_run(variant: &str, drops: &[(u64, u32)], tcp_extra: &str) -> Simulation {
+    let mut sim = build(&trace_scenario(variant, drops, tcp_extra), 1);
     sim.flows[0].tcp_mut().unwrap().sender.log = Some(Vec::new());
     sim.run();
-    let log: &Vec<LogEntry> = sim.flows[0].tcp().unwrap().sender.log.as_ref().unwrap();
-    let events: Vec<T> = log
+    sim
+}
+
+fn sender_log(sim: &Simulation) -> &[LogEntry] {
+    sim.flows[0].tcp().unwrap().sender.log.as_ref().unwrap()
+}
+
+/// The trace from the first fast retransmit on, `n` events long.
+fn trace(variant: &str, drops: &[(u64, u32)], n: usize) -> (Vec<T>, Simulation) {
+    let sim = logged_run(variant, drops, "");
+    let events: Vec<T> = sender_log(&sim)
         .iter()
-        .filter_map(|e| match e.event {
-            LogEvent::FastRetransmit { seq } => Some(T::Fr(seg(seq), e.cwnd, e.ssthresh)),
-            LogEvent::PartialAck { ack } => Some(T::Partial(seg(ack), e.cwnd, e.ssthresh)),
-            LogEvent::RecoveryEnd { ack } => Some(T::End(seg(ack), e.cwnd, e.ssthresh)),
-            LogEvent::Timeout { seq } => Some(T::Rto(seg(seq), e.cwnd, e.ssthresh)),
-            LogEvent::Send { seq, rtx: false, .. } => Some(T::Tx(seg(seq))),
-            LogEvent::Send { seq, rtx: true, .. } => Some(T::Rtx(seg(seq))),
-            LogEvent::Ack { .. } | LogEvent::EcnReduce => None,
-        })
+        .filter_map(trace_event)
         .skip_while(|t| !matches!(t, T::Fr(..)))
         .take(n)
         .collect();
@@ -364,8 +383,8 @@ fn counters(sim: &Simulation) -> (u64, u64, u64) {
 
 /// Largest cwnd between the first fast retransmit and the end of that recovery.
 fn peak_cwnd_in_recovery(sim: &Simulation) -> u64 {
-    let log = sim.flows[0].tcp().unwrap().sender.log.as_ref().unwrap();
-    log.iter()
+    sender_log(sim)
+        .iter()
         .skip_while(|e| !matches!(e.event, LogEvent::FastRetransmit { .. }))
         .take_while(|e| !matches!(e.event, LogEvent::RecoveryEnd { .. }))
         .map(|e| e.cwnd)
@@ -515,6 +534,332 @@ fn trace_lost_retransmission() {
             );
             assert_eq!(counters(&sim), (1, 2, 1), "{variant}");
         }
+    }
+}
+
+#[test]
+fn lost_retransmission_times_out_one_rto_after_it_was_sent() {
+    // The trace above through the whole connection: with `rto_restart = "on_retransmit"`
+    // (the default) the fast retransmit of segment 20 restarts the timer and the timeout
+    // comes RTO = 1 s after it; with "on_new_ack" (RFC 6298 (5.3) alone) it comes 1 s
+    // after the last ACK of new data (ACK 20, three segment times earlier). The event
+    // order is the same (the timeout falls between rounds 11 and 12 either way).
+    for variant in ["reno", "newreno", "sack"] {
+        for (extra, from_retransmit) in [("", true), (", rto_restart = \"on_new_ack\"", false)] {
+            let sim = logged_run(variant, &[(20, 1), (20, 2)], extra);
+            let log = sender_log(&sim);
+            let at = |pick: &dyn Fn(&LogEvent) -> bool| log.iter().find(|e| pick(&e.event)).unwrap().t;
+            let fr = at(&|e| matches!(e, LogEvent::FastRetransmit { .. }));
+            let timeout = at(&|e| matches!(e, LogEvent::Timeout { .. }));
+            let last_new_ack = log
+                .iter()
+                .take_while(|e| e.t < fr)
+                .filter(|e| matches!(e.event, LogEvent::Ack { ack, dup: false } if ack == 1 + 20 * 1000))
+                .last()
+                .unwrap()
+                .t;
+            assert!(fr > last_new_ack, "{variant}: the duplicate ACKs follow ACK 20");
+            let start = if from_retransmit { fr } else { last_new_ack };
+            assert_eq!(
+                timeout,
+                start + dsim_core::time::Duration::from_secs(1),
+                "{variant}{extra}"
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The retransmission timer after a fast retransmit (issue 20), the sender alone.
+//
+// Hand-written ACKs drive one sender; a timer that comes due before the next ACK expires
+// first, as the connection's timer event would. MSS 1000 B, IW 4 segments, window 1 MB,
+// byte counting, RFC 6298 defaults (initial RTO 1 s, min RTO 200 ms, G 1 ms). Segment k
+// holds bytes [1 + 1000 k, 1 + 1000 (k + 1)).
+//
+//   0 ms     segments 0-3; the timer starts: 1 s ((5.1), initial RTO).
+//   100 ms   ACK 1001 (segment 0): first RTT sample 100 ms: SRTT 100, RTTVAR 50, RTO =
+//            100 + 4 x 50 = 300 ms ((2.2)); timer restarted to 400 ms ((5.3)); cwnd 5000:
+//            segments 4 and 5. Segment 1 was lost.
+//   101, 102 duplicate ACKs from segments 2 and 3 (SACK 2-3, 2-4).
+//   200 ms   third duplicate ACK (segment 4 arrived): fast retransmit of 1. Reno and
+//            NewReno ssthresh = FlightSize / 2 = 2500, cwnd 2500 + 3 x 1000 = 5500; SACK
+//            ssthresh = cwnd = 2500. Karn: segment 4's timing is cancelled. The timer
+//            now runs to 200 + 300 = 500 ms ("on_retransmit") or still to 400 ms
+//            ("on_new_ack").
+//   201 ms   duplicate ACK from 5: Reno/NewReno cwnd 6500, SACK pipe 1000 (the
+//            retransmission) < cwnd 2500: segment 6 (timed, RTT sample pending).
+//   301 ms   duplicate ACK from 6: segment 7.
+//
+// Timeouts here fall in the recovery whose start set ssthresh = 2500, below (4)'s
+// FlightSize / 2 (3500 at 400 ms, 4000 at 500 ms): ssthresh stays 2500; cwnd 1000; the
+// RTO backs off to 600 ms ((5.5)), the timer runs to the timeout + 600 ms ((5.6)) and the
+// go-back-N resends segment 1. Later ACKs restart the timer with the backed-off RTO, as
+// no RTT sample spans the timeout (Karn).
+
+/// An ACK as the sender receives it: time in ms, ACK number, SACK blocks.
+type Ack = (u64, u64, &'static [(u64, u64)]);
+type Acks<'a> = &'a [Ack];
+
+const FIRST_ROUNDS: Acks<'static> = &[
+    (100, 1001, &[]),
+    (101, 1001, &[(2001, 3001)]),
+    (102, 1001, &[(2001, 4001)]),
+    (200, 1001, &[(2001, 5001)]),
+    (201, 1001, &[(2001, 6001)]),
+    (301, 1001, &[(2001, 7001)]),
+];
+
+fn timer_sender(variant: VariantKind, rto_restart: RtoRestart, iw: u64) -> Sender {
+    let params = SenderParams {
+        mss: 1000,
+        window: 1_000_000,
+        initial_window: iw * 1000,
+        counting: Counting::Bytes,
+        ecn: false,
+        rtt: RttParams::default(),
+        rto_restart,
+    };
+    let always = Window {
+        start: SimTime::ZERO,
+        end: SimTime::MAX,
+    };
+    let mut s = Sender::new(params, variant.build(), always);
+    s.log = Some(Vec::new());
+    s.open(SimTime::ZERO, false);
+    s.write(SimTime::ZERO, u64::MAX);
+    s
+}
+
+fn ms(t: u64) -> SimTime {
+    SimTime(t * 1_000_000)
+}
+
+/// Expires the timer while it is due by `t`, as the connection's timer event would.
+fn expire_until(s: &mut Sender, t: SimTime) {
+    while let Some(due) = s.rto_deadline.filter(|&d| d <= t) {
+        s.on_timeout(due);
+    }
+}
+
+/// The timer's deadline in microseconds (data is outstanding throughout these cases).
+fn deadline_us(s: &Sender) -> u64 {
+    s.rto_deadline.expect("data outstanding").0 / 1000
+}
+
+/// Feeds `acks`; returns the timer's deadline after each.
+fn feed(s: &mut Sender, acks: Acks) -> Vec<u64> {
+    acks.iter()
+        .map(|&(t, ack, blocks)| {
+            expire_until(s, ms(t));
+            s.on_ack(ms(t), ack, 1_000_000, false, blocks.iter().copied(), false);
+            deadline_us(s)
+        })
+        .collect()
+}
+
+/// The sender's log as (time in microseconds, trace event).
+fn timed_trace(s: &Sender) -> Vec<(u64, T)> {
+    let log = s.log.as_ref().unwrap();
+    log.iter()
+        .filter_map(|e| trace_event(e).map(|t| (e.t.0 / 1000, t)))
+        .collect()
+}
+
+/// One case: the ACKs after the first rounds, then the expected events after 301 ms
+/// (microseconds), the deadlines after the ACKs at 200 ms and after, and the counters
+/// (fast retransmits, retransmissions, timeouts).
+struct TimerCase {
+    name: &'static str,
+    restart: RtoRestart,
+    later: Vec<Ack>,
+    events: Box<dyn Fn(u64) -> Vec<(u64, T)>>,
+    deadlines_us: Vec<u64>,
+    counters: (u64, u64, u64),
+}
+
+fn check_timer_case(c: &TimerCase) {
+    for (variant, fr_cwnd, end_cwnd) in [
+        (VariantKind::Reno, 5500, 2500),
+        (VariantKind::NewReno, 5500, 2000),
+        (VariantKind::Sack, 2500, 2500),
+    ] {
+        let mut s = timer_sender(variant, c.restart, 4);
+        let mut deadlines = feed(&mut s, FIRST_ROUNDS);
+        deadlines.extend(feed(&mut s, &c.later));
+        let first = [(0, T::Tx(0)), (0, T::Tx(1)), (0, T::Tx(2)), (0, T::Tx(3))];
+        let want: Vec<(u64, T)> = first
+            .into_iter()
+            .chain([(100_000, T::Tx(4)), (100_000, T::Tx(5))])
+            .chain([(200_000, T::Fr(1, fr_cwnd, 2500)), (200_000, T::Rtx(1))])
+            .chain([(201_000, T::Tx(6)), (301_000, T::Tx(7))])
+            .chain((c.events)(end_cwnd))
+            .collect();
+        assert_eq!(timed_trace(&s), want, "{} {variant:?}", c.name);
+        // After the ACKs at 100, 101, 102: 400 ms; from 200 ms on, the case's.
+        assert_eq!(deadlines[..3], [400_000; 3], "{} {variant:?}", c.name);
+        assert_eq!(deadlines[3..], c.deadlines_us, "{} {variant:?}", c.name);
+        let k = &s.counters;
+        assert_eq!(
+            (k.fast_retransmits, k.retransmits, k.timeouts),
+            c.counters,
+            "{} {variant:?}",
+            c.name
+        );
+    }
+}
+
+#[test]
+fn fast_retransmit_then_a_slow_ack_restarts_the_timer_and_no_timeout_fires() {
+    // The retransmission of segment 1 is slow: its ACK (8001, everything up to segment 7)
+    // arrives at 450 ms, 250 ms after it left, within its own RTO (200 + 300 = 500 ms).
+    // Before it, at 401 ms, the duplicate ACK from segment 7.
+    check_timer_case(&TimerCase {
+        name: "on_retransmit",
+        restart: RtoRestart::OnRetransmit,
+        later: vec![(401, 1001, &[(2001, 8001)]), (450, 8001, &[])],
+        // 401: segment 8. 450: recovery ends (Reno cwnd = ssthresh; NewReno's full ACK:
+        // min(ssthresh, FlightSize 1000 + 1000) = 2000; SACK: cwnd stays 2500): one
+        // segment, 9.
+        events: Box::new(|end_cwnd| {
+            vec![
+                (401_000, T::Tx(8)),
+                (450_000, T::End(8, end_cwnd, 2500)),
+                (450_000, T::Tx(9)),
+            ]
+        }),
+        // 200-401: 500 ms. 450: restarted with a new RTO: segment 6 (sent at 201 ms, never
+        // retransmitted) gives a sample of 249 ms: RTTVAR = 3/4 50 + 1/4 |100 - 249| =
+        // 74.75, SRTT = 7/8 100 + 1/8 249 = 118.625, RTO = 118.625 + 299 = 417.625 ms:
+        // 867.625 ms.
+        deadlines_us: vec![500_000, 500_000, 500_000, 500_000, 867_625],
+        counters: (1, 1, 0),
+    });
+    // RFC 6298 (5.3) alone: the timer, last restarted by ACK 1001 at 100 ms, expires at
+    // 400 ms, 200 ms after the retransmission and 50 ms before its ACK: a spurious
+    // timeout.
+    check_timer_case(&timeout_at_400_ms(&[(450, 8001, &[])]));
+}
+
+/// "on_new_ack": the timer, last restarted at 100 ms, expires at 400 ms: cwnd 1000,
+/// segment 1 again, RTO 600 ms: timer 1000 ms. The duplicate ACK from 7 (401 ms) sends
+/// nothing. ACK 8001 (at `last`, after the retransmission's ACK or the timeout's) stops
+/// the timer ((5.2)); slow start with L = 1 SMSS (RFC 3465 2.3): cwnd 2000, segments 8
+/// and 9, timer `last` + 600 ms.
+fn timeout_at_400_ms(last: Acks<'static>) -> TimerCase {
+    let at = last[0].0 * 1000;
+    TimerCase {
+        name: "on_new_ack",
+        restart: RtoRestart::OnNewAck,
+        later: [&[(401, 1001, &[(2001, 8001)][..])][..], last].concat(),
+        events: Box::new(move |_| {
+            vec![
+                (400_000, T::Rto(1, 1000, 2500)),
+                (400_000, T::Rtx(1)),
+                (at, T::Tx(8)),
+                (at, T::Tx(9)),
+            ]
+        }),
+        deadlines_us: vec![400_000, 400_000, 400_000, 1_000_000, at + 600_000],
+        counters: (1, 2, 1),
+    }
+}
+
+#[test]
+fn lost_fast_retransmission_times_out_one_rto_after_it() {
+    // The retransmission at 200 ms is lost too. Restarted by it, the timer expires at
+    // 500 ms (after the duplicate ACK from 7 at 401 ms sent segment 8): segment 1 again,
+    // timer 500 + 600 = 1100 ms; the duplicate ACK from 8 (501 ms) sends nothing; ACK
+    // 9001 (600 ms) covers everything: cwnd 2000, segments 9 and 10, timer 1200 ms.
+    check_timer_case(&TimerCase {
+        name: "on_retransmit",
+        restart: RtoRestart::OnRetransmit,
+        later: vec![
+            (401, 1001, &[(2001, 8001)]),
+            (501, 1001, &[(2001, 9001)]),
+            (600, 9001, &[]),
+        ],
+        events: Box::new(|_| {
+            vec![
+                (401_000, T::Tx(8)),
+                (500_000, T::Rto(1, 1000, 2500)),
+                (500_000, T::Rtx(1)),
+                (600_000, T::Tx(9)),
+                (600_000, T::Tx(10)),
+            ]
+        }),
+        deadlines_us: vec![500_000, 500_000, 500_000, 500_000, 1_100_000, 1_200_000],
+        counters: (1, 2, 1),
+    });
+    // "on_new_ack": the timeout comes at 400 ms (ACK 1001 + RTO); the timeout's copy of 1
+    // brings ACK 8001 at 500 ms.
+    check_timer_case(&timeout_at_400_ms(&[(500, 8001, &[])]));
+}
+
+#[test]
+fn newreno_later_partial_acks_keep_the_timer_and_a_timeout_in_recovery_keeps_ssthresh_low() {
+    // NewReno, IW 10, segments 0, 5 and 8 lost; no RTT sample is ever taken (segment 0 was
+    // the timed one), so RTO stays at the initial 1 s; the timer started at 0 runs to 1 s.
+    //   100-102  duplicate ACKs from 1, 2, 3: fast retransmit of 0, ssthresh = 10000 / 2 =
+    //            5000, cwnd 8000; the timer restarts to 1102 ms ("on_retransmit") or
+    //            stays at 1000 ms ("on_new_ack").
+    //   103-109  duplicate ACKs from 4, 6, 7, 9: cwnd 9000-12000: segments 10 (107), 11.
+    //   202      ACK 5001, the first partial ACK (RFC 6582 3.2 step 3): cwnd 12000 - 5000
+    //            + 1000 = 8000, retransmit 5, restart the timer: 1202 ms; segment 12.
+    //   207, 209 duplicate ACKs from 10, 11: cwnd 9000, 10000: segments 13, 14.
+    //   302      ACK 8001, the second partial ACK: cwnd 10000 - 3000 + 1000 = 8000,
+    //            retransmit 8; the Impatient variant (RFC 6582 section 4) does not restart
+    //            the timer, neither for the ACK nor for the retransmission of SND.UNA; 15.
+    // Nothing more arrives (8's retransmission and 12-15 are lost): the timer expires at
+    // 1202 ms, in recovery. RFC 5681 (4) gives FlightSize / 2 = (16001 - 8001) / 2 = 4000,
+    // below the 5000 the recovery set: ssthresh 4000 (dsim keeps the smaller; Linux would
+    // keep 5000, ns-2 halve its window, 8000 / 2). cwnd 1000, 8 again; RTO 2 s: 3202 ms.
+    for (restart, after_fr) in [(RtoRestart::OnRetransmit, 1_102_000), (RtoRestart::OnNewAck, 1_000_000)] {
+        let mut s = timer_sender(VariantKind::NewReno, restart, 10);
+        let acks: Acks = &[
+            (100, 1, &[]),
+            (101, 1, &[]),
+            (102, 1, &[]),
+            (103, 1, &[]),
+            (106, 1, &[]),
+            (107, 1, &[]),
+            (109, 1, &[]),
+            (202, 5001, &[]),
+            (207, 5001, &[]),
+            (209, 5001, &[]),
+            (302, 8001, &[]),
+        ];
+        let deadlines = feed(&mut s, acks);
+        expire_until(&mut s, ms(2000));
+        let want: Vec<(u64, T)> = (0..10)
+            .map(|k| (0, T::Tx(k)))
+            .chain([(102_000, T::Fr(0, 8000, 5000)), (102_000, T::Rtx(0))])
+            .chain([(107_000, T::Tx(10)), (109_000, T::Tx(11))])
+            .chain([
+                (202_000, T::Partial(5, 8000, 5000)),
+                (202_000, T::Rtx(5)),
+                (202_000, T::Tx(12)),
+            ])
+            .chain([(207_000, T::Tx(13)), (209_000, T::Tx(14))])
+            .chain([
+                (302_000, T::Partial(8, 8000, 5000)),
+                (302_000, T::Rtx(8)),
+                (302_000, T::Tx(15)),
+            ])
+            .chain([(1_202_000, T::Rto(8, 1000, 4000)), (1_202_000, T::Rtx(8))])
+            .collect();
+        assert_eq!(timed_trace(&s), want, "{restart:?}");
+        let mut want_deadlines = vec![1_000_000, 1_000_000];
+        want_deadlines.extend([after_fr; 5]);
+        want_deadlines.extend([1_202_000; 4]);
+        assert_eq!(deadlines, want_deadlines, "{restart:?}");
+        assert_eq!(deadline_us(&s), 3_202_000, "{restart:?}: backed off");
+        let k = &s.counters;
+        assert_eq!(
+            (k.fast_retransmits, k.retransmits, k.timeouts),
+            (1, 4, 1),
+            "{restart:?}"
+        );
     }
 }
 

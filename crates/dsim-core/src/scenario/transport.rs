@@ -27,7 +27,7 @@ use crate::net::Network;
 use crate::packet::NodeId;
 use crate::params::{ConfigError, KeyPath, Params, Ranged, Value};
 use crate::time::{Bytes, Duration, Limit, SimTime};
-use crate::transport::tcp::{Counting, RttParams, SeriesMode, TcpParams, VariantKind};
+use crate::transport::tcp::{Counting, RtoRestart, RttParams, SeriesMode, TcpParams, VariantKind};
 use crate::transport::tcp::{HEADERS, SenderParams};
 
 type Result<T> = std::result::Result<T, ConfigError>;
@@ -45,6 +45,15 @@ pub enum VariantSpec {
 pub enum CountingSpec {
     Bytes,
     Packets,
+}
+
+/// `rto_restart = "on_retransmit"` (loss recovery's retransmission of SND.UNA restarts the
+/// timer too, as ns-2, Linux and FreeBSD) or `"on_new_ack"` (RFC 6298 (5.3) only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Params)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoRestartSpec {
+    OnRetransmit,
+    OnNewAck,
 }
 
 /// `delayed_ack = "40ms"` (the timer) or `delayed_ack = false` (acknowledge every segment).
@@ -87,6 +96,8 @@ pub struct TcpSpec {
     /// Clock granularity G of RFC 6298.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub granularity: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_restart: Option<RtoRestartSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delayed_ack: Option<DelayedAckSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -390,6 +401,11 @@ pub fn build_tcp_params(spec: Option<&TcpSpec>, p: &KeyPath) -> Result<TcpParams
             format!("min_rto must not exceed max_rto ({})", rtt.max_rto),
         );
     }
+    let rto_restart = match s.rto_restart {
+        None => d.rto_restart,
+        Some(RtoRestartSpec::OnRetransmit) => RtoRestart::OnRetransmit,
+        Some(RtoRestartSpec::OnNewAck) => RtoRestart::OnNewAck,
+    };
     let delayed_ack = match s.delayed_ack {
         None => d.delayed_ack,
         Some(DelayedAckSpec::Off) => None,
@@ -432,6 +448,7 @@ pub fn build_tcp_params(spec: Option<&TcpSpec>, p: &KeyPath) -> Result<TcpParams
         initial_window,
         counting,
         rtt,
+        rto_restart,
         delayed_ack,
         sack_blocks,
         ecn: s.ecn.unwrap_or(d.ecn),

@@ -23,7 +23,9 @@
 //! window, the receiver's buffer and so the largest window [65535 B, the largest window
 //! without window scaling: "a maximum window of 64 KB"]; initial window [RFC 5681 (1)];
 //! counting [bytes]; initial RTO [1 s], minimum RTO [200 ms], maximum RTO [60 s], clock
-//! granularity [1 ms]; delayed ACK [40 ms; or off]; SACK blocks per ACK [3]; ECN [off];
+//! granularity [1 ms]; what restarts the retransmission timer [also loss recovery's
+//! retransmission of SND.UNA, as ns-2, Linux and FreeBSD; or only the ACK of new data,
+//! RFC 6298 (5.3)]; delayed ACK [40 ms; or off]; SACK blocks per ACK [3]; ECN [off];
 //! SYN/SYN-ACK handshake [off].
 //!
 //! Timers are cancelled lazily ([`Timers`]): the connection keeps each timer's deadline;
@@ -49,7 +51,7 @@ use crate::time::{Duration, SimTime};
 
 pub use receiver::{AckPolicy, Receiver, ReceiverParams};
 pub use rtt::{RttEstimator, RttParams};
-pub use sender::{Counting, DATA_START, ISN, LogEntry, LogEvent, Segment, Sender, SenderParams};
+pub use sender::{Counting, DATA_START, ISN, LogEntry, LogEvent, RtoRestart, Segment, Sender, SenderParams};
 pub use variant::{LossRecovery, Variant};
 
 /// IPv4 (20) + TCP (20) header bytes without options.
@@ -104,6 +106,7 @@ pub struct TcpParams {
     pub initial_window: u64,
     pub counting: Counting,
     pub rtt: RttParams,
+    pub rto_restart: RtoRestart,
     pub delayed_ack: Option<Duration>,
     pub sack_blocks: usize,
     pub ecn: bool,
@@ -120,6 +123,7 @@ impl Default for TcpParams {
             initial_window: SenderParams::rfc5681_initial_window(1460),
             counting: Counting::Bytes,
             rtt: RttParams::default(),
+            rto_restart: RtoRestart::OnRetransmit,
             delayed_ack: Some(Duration::from_millis(40)),
             sack_blocks: 3,
             ecn: false,
@@ -346,6 +350,7 @@ impl TcpFlow {
             counting: params.counting,
             ecn: params.ecn,
             rtt: params.rtt,
+            rto_restart: params.rto_restart,
         };
         let rp = ReceiverParams {
             sack: params.variant == VariantKind::Sack,

@@ -25,7 +25,10 @@
 //!   nothing was sent for more than one RTO.
 //! - RFC 6298 timer management (5.1)-(5.7), see [`super::rtt`]. RTT samples time one
 //!   segment per round trip (no timestamps); any retransmission cancels the sample in
-//!   progress (Karn's algorithm, RFC 6298 section 3).
+//!   progress (Karn's algorithm, RFC 6298 section 3). When loss recovery retransmits the
+//!   segment at SND.UNA, the timer restarts ([`RtoRestart::OnRetransmit`], the default,
+//!   as ns-2, Linux and FreeBSD do) or keeps running from the last ACK of new data
+//!   ([`RtoRestart::OnNewAck`], the letter of (5.3)).
 //! - RFC 3168 section 6.1.2, ECN: an ACK with ECE halves cwnd (ssthresh = max(FlightSize /
 //!   2, 2 SMSS), cwnd = ssthresh) at most once per window of data and never during loss
 //!   recovery; the next new data segment carries CWR; the ACK with ECE does not grow cwnd.
@@ -53,6 +56,22 @@ pub enum Counting {
     Packets,
 }
 
+/// What restarts the retransmission timer besides the ACK of new data (RFC 6298 (5.3)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum RtoRestart {
+    /// Also the retransmission of the segment at SND.UNA by loss recovery (fast
+    /// retransmit, a partial ACK's retransmission, SACK's NextSeg()): the timer then
+    /// measures the retransmission's round trip. ns-2's agents (`reset_rtx_timer` in
+    /// `dupack_action`), Linux (`tcp_xmit_retransmit_queue` re-arms when it resends the
+    /// head of the retransmission queue) and FreeBSD (the fast retransmit stops the timer
+    /// and `tcp_output` starts it again) all do this.
+    #[default]
+    OnRetransmit,
+    /// Only (5.3): the timer keeps measuring from the last ACK of new data, so a timeout
+    /// can fire less than a round trip after a fast retransmit.
+    OnNewAck,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SenderParams {
     /// SMSS: payload bytes of a full-sized segment.
@@ -65,6 +84,7 @@ pub struct SenderParams {
     pub counting: Counting,
     pub ecn: bool,
     pub rtt: RttParams,
+    pub rto_restart: RtoRestart,
 }
 
 impl SenderParams {
@@ -155,7 +175,8 @@ pub struct Sender {
     pub rtt: RttEstimator,
     /// RTO timer (RFC 6298 section 5): None = not running.
     pub rto_deadline: Option<SimTime>,
-    /// Set by a variant to keep the RTO timer running on this ACK (RFC 6582 3.2 step 3).
+    /// Set by a variant to keep the RTO timer running on this ACK, its retransmission
+    /// included (RFC 6582 3.2 step 3, the Impatient variant of section 4).
     pub keep_timer: bool,
     /// Connection established (handshake done or not used).
     pub established: bool,
@@ -630,6 +651,9 @@ impl Sender {
             }
             // Karn: no sample from a round trip that saw a retransmission.
             self.timing = None;
+            if self.restarts_timer(&seg) {
+                self.rto_deadline = Some(self.now + self.rtt.rto());
+            }
         } else if !seg.syn {
             if self.timing.is_none() {
                 self.timing = Some((end, self.now));
@@ -658,6 +682,18 @@ impl Sender {
             rtx: seg.retransmission,
         });
         self.out.push(seg);
+    }
+
+    /// Whether sending `seg`, a retransmission, restarts the timer: loss recovery resends
+    /// the segment at SND.UNA and [`RtoRestart::OnRetransmit`] is chosen, unless NewReno's
+    /// Impatient rule holds the timer on this ACK. (A timeout's retransmission has its
+    /// timer set by (5.6) already.)
+    #[inline]
+    fn restarts_timer(&self, seg: &Segment) -> bool {
+        self.in_recovery
+            && seg.seq == self.snd_una
+            && !self.keep_timer
+            && self.params.rto_restart == RtoRestart::OnRetransmit
     }
 }
 
@@ -688,6 +724,7 @@ mod tests {
             counting,
             ecn,
             rtt: RttParams::default(),
+            rto_restart: RtoRestart::default(),
         };
         let w = Window {
             start: SimTime::ZERO,
