@@ -87,6 +87,9 @@ fn replication_seed(base: u64, replication: u64) -> u64 {
 fn tables_dict<'py>(py: Python<'py>, tables: &Tables) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     for (name, table) in tables.named() {
+        if table.columns.is_empty() && Tables::RECORDED.contains(&name) {
+            continue; // recorded only on request
+        }
         out.set_item(
             name,
             ArrowTable::from_table(table).map_err(|e| simulation_error(py, e))?,
