@@ -78,6 +78,14 @@ fn scenario_hash(py: Python<'_>, toml: &str) -> PyResult<String> {
     Ok(scenario::scenario_hash(&parse(py, toml)?))
 }
 
+/// The base seed and the replications a scenario runs with unless told otherwise (its own
+/// `seed` and `replications`, or the schema's defaults), read without building it.
+#[pyfunction]
+fn run_defaults(py: Python<'_>, toml: &str) -> PyResult<(u64, u32)> {
+    let sc: Scenario = guarded(py, "reading the scenario", || scenario::deserialize_value(toml))?;
+    Ok((sc.seed, sc.replications))
+}
+
 /// The seed replication `replication` runs with, given the base seed.
 #[pyfunction]
 fn replication_seed(base: u64, replication: u64) -> u64 {
@@ -372,6 +380,7 @@ fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_toml, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(run_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(replication_seed, m)?)?;
     m.add_function(wrap_pyfunction!(parse_dscp, m)?)?;
     m.add_function(wrap_pyfunction!(dscp_name, m)?)?;
