@@ -29,6 +29,7 @@ def run(
     console: Console | None = None,
     capture_dir: str | os.PathLike[str] | None = None,
     record: bool | str | dict[str, Any] | None = None,
+    validate: bool = True,
 ) -> Results:
     """Runs a scenario (a Scenario, a scenario file path, or TOML text).
 
@@ -48,51 +49,32 @@ def run(
           the window), an interval ("100ms"), or the table itself
           (``{"interval": "50ms", "series": ["flows", "ports"], "ports": ["R1->R2"]}``);
           replaces the scenario's own `[record]`.
+    validate: False runs a Scenario the caller has just validated (`Scenario.from_toml`
+          does) without building it once more to check it (with thousands of flows that
+          takes a while). A scenario read here from a file or text is validated once.
 
     A scenario with a [sweep] table is refused: run it with :func:`dsim.sweep`.
     """
-    loaded = not isinstance(scenario, Scenario)  # read from a file or text: validated
+    from .axes import scenario_defaults
+    from .sweep import run_tasks
+
+    validate = validate and isinstance(scenario, Scenario)  # read from a file or text: validated
     sc = load_scenario(scenario)
     if record is not None and record is not False:
         sc = sc.copy()
         sc.data["record"] = record_table(record)
-        loaded = False
-    if seed is not None:
-        check_integer("seed", seed, 0)
-    if replications is not None:
-        check_integer("replications", replications, 1, MAX_REPLICATIONS)
-    refuse_sweep(sc)
-    if not loaded:
-        sc.validate()
-    return run_validated(sc, seed=seed, replications=replications, jobs=jobs, executor=executor, progress=progress, console=console, capture_dir=capture_dir)
-
-
-def refuse_sweep(sc: Scenario) -> None:
+        validate = True
     if "sweep" in sc.data:
         raise ScenarioError(
             "sweep: this scenario has sweep axes; run it with `dsim sweep` (dsim.sweep), or remove its [sweep] table",
             "sweep", None, "a scenario with sweep axes runs as a sweep",
         )
-
-
-def run_validated(
-    sc: Scenario,
-    *,
-    seed: int | None = None,
-    replications: int | None = None,
-    jobs: int | None = None,
-    executor: Any = None,
-    progress: bool = False,
-    console: Console | None = None,
-    capture_dir: str | os.PathLike[str] | None = None,
-) -> Results:
-    """:func:`run` of a Scenario the caller has validated (as `Scenario.from_toml` does),
-    without validating it again (building a scenario of thousands of flows takes a
-    while); seed and replications as checked by `run`."""
-    from .axes import scenario_defaults
-    from .sweep import run_tasks
-
-    refuse_sweep(sc)
+    if seed is not None:
+        check_integer("seed", seed, 0)
+    if replications is not None:
+        check_integer("replications", replications, 1, MAX_REPLICATIONS)
+    if validate:
+        sc.validate()
     own_seed, own_reps = scenario_defaults(sc)
     seed = own_seed if seed is None else seed
     replications = own_reps if replications is None else replications

@@ -250,19 +250,19 @@ def _out_dir(given: Path | None, name: str, suffix: str = "") -> Path:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .api import record_table, run_validated
+    from .api import run
     from .scenario import Scenario
 
     sc = Scenario.from_toml(Path(args.file))  # validated: the run does not build it twice
-    if args.record is not None:
-        sc = sc.copy()
-        sc.data["record"] = record_table(True if args.record == RECORD_ALL else args.record)
-        sc.validate()
+    record = None if args.record is None else True if args.record == RECORD_ALL else args.record
     con = _console()
     out = _out_dir(args.out, sc.name)
     started = time.perf_counter()
     with _executor(args) as ex:
-        res = run_validated(sc, seed=args.seed, replications=args.replications, executor=ex, progress=True, console=con, capture_dir=out)
+        res = run(
+            sc, seed=args.seed, replications=args.replications, executor=ex, progress=True, console=con, capture_dir=out,
+            record=record, validate=False,
+        )
     elapsed = time.perf_counter() - started
     res.save(out, args.format)
     print_run(con, res, every_row=args.all)

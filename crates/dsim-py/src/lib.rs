@@ -306,6 +306,10 @@ fn derive_seed(base: u64, coords: Vec<u64>) -> u64 {
 /// released; between two steps it takes the GIL, checks for signals (Ctrl-C stops it when it
 /// runs on the main thread) and calls `progress(now_s, end_s, events)` if given. An
 /// exception raised by `progress` stops the run and propagates.
+///
+/// The scenario is read and built once, for the run: callers validate it first (every
+/// Python path does, with the file's lines in its errors); a rule it breaks fails the task
+/// with the rule, without a line.
 #[pyfunction]
 #[pyo3(signature = (toml, base_seed, coords, progress=None, capture_dir=None))]
 fn run_task<'py>(
@@ -317,7 +321,7 @@ fn run_task<'py>(
     capture_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let opts = dsim_core::RunOptions { capture_dir };
-    let sc = parse(py, toml)?;
+    let sc: Scenario = guarded(py, "reading the scenario", || scenario::deserialize_value(toml))?;
     let name = sc.name.clone().unwrap_or_else(|| "scenario".into());
     let context = format!("running {name} with base seed {base_seed}, task {coords:?}");
     let mut failure: Option<PyErr> = None;

@@ -19,6 +19,16 @@ use crate::sim::{Flow, Simulation};
 use crate::stats::{ClassStats, Window};
 use crate::time::{Duration, SimTime};
 
+/// `$now` with the cumulative fields listed replaced by what they gained since `$before`
+/// (counters only grow); the other fields as `$now` has them.
+macro_rules! gained {
+    ($now:expr, $before:expr; $($field:ident),+) => {{
+        #[allow(clippy::needless_update)] // a struct whose every field is a counter
+        let gained = Self { $($field: $now.$field - $before.$field,)+ ..*$now };
+        gained
+    }};
+}
+
 /// What to record; made and checked from the scenario's `[record]` table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecordPlan {
@@ -103,15 +113,10 @@ impl FlowCounters {
         for (c, b) in colors.iter_mut().zip(before.color_delivered_bytes) {
             *c -= b;
         }
+        let gained = gained!(self, before; sent_pkts, sent_bytes, delivered_pkts, delivered_bytes, dropped_pkts, goodput_bytes, delay_ns);
         FlowCounters {
-            sent_pkts: self.sent_pkts - before.sent_pkts,
-            sent_bytes: self.sent_bytes - before.sent_bytes,
-            delivered_pkts: self.delivered_pkts - before.delivered_pkts,
-            delivered_bytes: self.delivered_bytes - before.delivered_bytes,
-            dropped_pkts: self.dropped_pkts - before.dropped_pkts,
-            goodput_bytes: self.goodput_bytes - before.goodput_bytes,
-            delay_ns: self.delay_ns - before.delay_ns,
             color_delivered_bytes: colors,
+            ..gained
         }
     }
 }
@@ -150,18 +155,9 @@ impl ClassCounters {
         }
     }
 
+    /// The occupancy (`len_*`) as it is now; the rest as gained since `before`.
     fn since(&self, before: &Self) -> Self {
-        ClassCounters {
-            arrivals_pkts: self.arrivals_pkts - before.arrivals_pkts,
-            departures_pkts: self.departures_pkts - before.departures_pkts,
-            departures_bytes: self.departures_bytes - before.departures_bytes,
-            dropped_pkts: self.dropped_pkts - before.dropped_pkts,
-            marks_pkts: self.marks_pkts - before.marks_pkts,
-            len_pkts: self.len_pkts,
-            len_bytes: self.len_bytes,
-            area_pkts: self.area_pkts - before.area_pkts,
-            area_bytes: self.area_bytes - before.area_bytes,
-        }
+        gained!(self, before; arrivals_pkts, departures_pkts, departures_bytes, dropped_pkts, marks_pkts, area_pkts, area_bytes)
     }
 }
 
@@ -189,13 +185,7 @@ impl ColorCounters {
     }
 
     fn since(&self, before: &Self) -> Self {
-        ColorCounters {
-            pkts: self.pkts - before.pkts,
-            bytes: self.bytes - before.bytes,
-            remarked_pkts: self.remarked_pkts - before.remarked_pkts,
-            demoted_pkts: self.demoted_pkts - before.demoted_pkts,
-            dropped_pkts: self.dropped_pkts - before.dropped_pkts,
-        }
+        gained!(self, before; pkts, bytes, remarked_pkts, demoted_pkts, dropped_pkts)
     }
 }
 
