@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 from .errors import ScenarioError
 
 if TYPE_CHECKING:
-    import numpy as np
     import pandas as pd
 
 #: Confidence level of every interval dsim reports.
