@@ -171,3 +171,14 @@ def test_summary_json_has_no_nan(thirty: tuple[Path, dsim.Results]) -> None:
     _, res = thirty
     text = json.dumps(res.summary_json(), allow_nan=False, default=lambda v: v.item())
     assert json.loads(text)["flows"][0]["flow"] == "slow.0"
+
+
+def test_a_single_run_shows_its_progress_on_a_terminal(three_hops_text: str) -> None:
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    dsim.run(three_hops_text, replications=1, progress=True, console=Console(file=buf, force_terminal=True, width=150))
+    last = buf.getvalue().rstrip().split("\r")[-1]
+    assert "10.0 / 10.0 s simulated" in last and "events/s" in last and "ETA" in last, last
