@@ -156,8 +156,9 @@ class Plotter:
         per_rep = s.groupby(["replication", "dscp", "start_s", "end_s"], sort=False)["throughput_bps"].sum().reset_index()
         c = _mean_over_replications(per_rep, ["dscp"], ["throughput_bps"])
         fig, ax = _figure()
-        total = c.groupby(["start_s", "end_s"])["throughput_bps"].sum().reset_index()
-        _stairs(ax, total, "throughput_bps", 1e6, color="black", linestyle="--", linewidth=1.2, label="all")
+        if c["dscp"].nunique() > 1:  # the total, unless it is the one class
+            total = c.groupby(["start_s", "end_s"])["throughput_bps"].sum().reset_index()
+            _stairs(ax, total, "throughput_bps", 1e6, color="black", linestyle="--", linewidth=1.2, label="all")
         for name in dict.fromkeys(c["dscp"]):
             _stairs(ax, c[c["dscp"] == name], "throughput_bps", 1e6, linewidth=1.6, label=self.res.class_label(name))
         self._title(ax, f"throughput per class, {self._interval_note(c)}")

@@ -222,7 +222,8 @@ mod tests {
     #[test]
     fn occupancy_until_any_instant_is_the_integral_so_far() {
         // Window [100, 300): packet a (10 B) queued from 50 to 120, b (20 B) from 110 on.
-        // By 150: a 20 ns, b 40 ns inside the window (60 packet-ns, 200 + 800 byte-ns).
+        // By 150: a 20 ns, b 40 ns inside the window (60 packet-ns, 200 + 800 byte-ns); by
+        // 300: a 20 ns, b 190 ns (210 packet-ns, 200 + 3800 byte-ns).
         let w = Window {
             start: SimTime(100),
             end: SimTime(300),
@@ -234,9 +235,9 @@ mod tests {
         c.on_admitted(&w, SimTime(110), 20);
         c.on_removed(&w, SimTime(120), 10, None);
         assert_eq!(c.occupancy_until(&w, SimTime(150)), (60, 1000));
-        assert_eq!(c.occupancy_until(&w, SimTime(300)), (200, 4000));
+        assert_eq!(c.occupancy_until(&w, SimTime(300)), (210, 4000));
         c.finish(&w, SimTime(300));
-        assert_eq!(c.occupancy_until(&w, SimTime(300)), (200, 4000));
+        assert_eq!(c.occupancy_until(&w, SimTime(300)), (210, 4000));
     }
 
     #[test]
