@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test build test-rust test-python bench bench-peers clean
+.PHONY: run test build test-rust test-python bench bench-peers dist guide clean
 
 run: build
 	$(BIN)/dsim reproduce --out results
@@ -69,5 +69,28 @@ bench-peers: build
 	sh benchmarks/peers/install.sh
 	$(BIN)/python benchmarks/peers/compare.py --flows $(PEERS_FLOWS) --json results/bench-peers.json --markdown results/bench-peers.md $(PEERS_ARGS)
 
+# A wheel for this machine and the source distribution, into dist/ (what `pip install`
+# takes; a fresh environment needs no make: `pip install .` or `pip install dist/dsim-*.tar.gz`
+# builds the extension with maturin, given a Rust toolchain).
+dist: $(STAMP)
+	$(BIN)/maturin build --release --out dist
+	$(BIN)/maturin sdist --out dist
+
+# The user guide (docs/guide.md): the outputs it shows rewritten where dsim prints
+# something else now (tests/guide_blocks.py; tests/test_guide.py checks them), and its
+# figures redrawn from the examples at the guide's settings into docs/figures/.
+GUIDE_FIGURES := ef-voice:delay police-trtcm:colors police-trtcm:aqm af-tcp-udp:throughput abe-game:delay
+guide: build
+	$(BIN)/python tests/guide_blocks.py --update
+	rm -rf results/guide
+	for f in $(GUIDE_FIGURES); do ex=$${f%%:*}; kind=$${f##*:}; \
+	    [ -d results/guide/$$ex ] || $(BIN)/dsim run docs/examples/$$ex.toml --out results/guide/$$ex > /dev/null || exit 1; \
+	    $(BIN)/dsim plot results/guide/$$ex $$kind > /dev/null || exit 1; \
+	    cp results/guide/$$ex/figures/$$kind.png docs/figures/$$ex-$$kind.png; \
+	done
+	$(BIN)/dsim sweep docs/examples/sweep-buffer.toml --out results/guide/sweep-buffer > /dev/null
+	$(BIN)/dsim plot results/guide/sweep-buffer > /dev/null
+	cp results/guide/sweep-buffer/figures/sweep.png docs/figures/sweep-buffer-sweep.png
+
 clean:
-	rm -rf $(VENV) target results
+	rm -rf $(VENV) target results dist

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from rich.console import Console
 
 from . import _dsim
 from .errors import MAX_REPLICATIONS, ScenarioError, SimulationError, check_integer
@@ -14,6 +13,9 @@ from .executors import Task, TaskResult, make_executor
 from .progress import Monitor
 from .results import Results
 from .scenario import Scenario, load_scenario
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def run(
@@ -26,6 +28,8 @@ def run(
     progress: bool = False,
     console: Console | None = None,
     capture_dir: str | os.PathLike[str] | None = None,
+    record: bool | str | dict[str, Any] | None = None,
+    validate: bool = True,
 ) -> Results:
     """Runs a scenario (a Scenario, a scenario file path, or TOML text).
 
@@ -40,12 +44,26 @@ def run(
           capture and replication (`<name>-r<replication>.pcap`); without it nothing is
           captured.
     progress: show a live progress bar (simulated time, events/s, ETA) on a terminal.
+    record: record time series and delay distributions for plots (``res.plot``), as a
+          `[record]` table in the scenario would: True (every series, 100 intervals over
+          the window), an interval ("100ms"), or the table itself
+          (``{"interval": "50ms", "series": ["flows", "ports"], "ports": ["R1->R2"]}``);
+          replaces the scenario's own `[record]`.
+    validate: False runs a Scenario the caller has just validated (`Scenario.from_toml`
+          does) without building it once more to check it (with thousands of flows that
+          takes a while). A scenario read here from a file or text is validated once.
 
     A scenario with a [sweep] table is refused: run it with :func:`dsim.sweep`.
     """
-    from .sweep import run_tasks, scenario_defaults
+    from .axes import scenario_defaults
+    from .sweep import run_tasks
 
+    validate = validate and isinstance(scenario, Scenario)  # read from a file or text: validated
     sc = load_scenario(scenario)
+    if record is not None and record is not False:
+        sc = sc.copy()
+        sc.data["record"] = record_table(record)
+        validate = True
     if "sweep" in sc.data:
         raise ScenarioError(
             "sweep: this scenario has sweep axes; run it with `dsim sweep` (dsim.sweep), or remove its [sweep] table",
@@ -55,7 +73,8 @@ def run(
         check_integer("seed", seed, 0)
     if replications is not None:
         check_integer("replications", replications, 1, MAX_REPLICATIONS)
-    sc.validate()
+    if validate:
+        sc.validate()
     own_seed, own_reps = scenario_defaults(sc)
     seed = own_seed if seed is None else seed
     replications = own_reps if replications is None else replications
@@ -80,6 +99,18 @@ def run(
     names = list(results[0].tables or {})
     tables = {name: pa.concat_tables([results[r].tables[name] for r in range(replications)]) for name in names}
     return Results.from_arrow(tables, scenario=sc)
+
+
+def record_table(record: bool | str | dict[str, Any]) -> dict[str, Any]:
+    """The `[record]` table that `record` (see :func:`run`) stands for."""
+    if record is True:
+        return {}
+    if isinstance(record, str):
+        return {"interval": record}
+    if isinstance(record, dict):
+        return dict(record)
+    rule = 'True, an interval such as "100ms", or a [record] table (dict)'
+    raise ScenarioError(f"record = {record!r}: {rule}", "record", repr(record), rule)
 
 
 def replication_seed(seed: int, replication: int) -> int:

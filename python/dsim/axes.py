@@ -29,14 +29,15 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from . import _dsim
-from .errors import ScenarioError
-from .scenario import _PATH_PART, Scenario
+from .errors import MAX_REPLICATIONS, ScenarioError, check_integer
+from .scenario import _PATH_PART, Scenario, load_scenario
 
 __all__ = ["Axis", "Design", "Point", "MODES", "parse_axes", "parse_cli_axis", "design_for"]
 
@@ -384,3 +385,27 @@ def check_points(base: Scenario, design: Design) -> tuple[list[Point], dict[int,
             # The line of the generated point scenario would mean nothing to the user.
             refused[p.index] = f"{e.path} = {e.value}: {e.rule}" if e.value is not None else f"{e.path}: {e.rule}"
     return points, refused
+
+
+# -- a sweep read and checked (light: `dsim validate` uses it without pandas) ----------------
+
+
+def scenario_defaults(sc: Scenario) -> tuple[int, int]:
+    """The scenario's own (seed, replications), defaults included, as the simulator reads them
+    (without building the scenario: the caller has validated it)."""
+    return _dsim.run_defaults(sc.to_toml())
+
+
+def prepare(scenario: Scenario | str | os.PathLike[str], axes: Any = None, mode: str | None = None, replications: int | None = None, seed: int | None = None) -> tuple[Scenario, Design, list, dict[int, str], int, int]:
+    """Reads and checks a sweep: (scenario, design, points, refused points, seed, replications)."""
+    sc = load_scenario(scenario)
+    design = design_for(sc, axes, mode)
+    base = base_scenario(sc)
+    base.validate()
+    own_seed, own_reps = scenario_defaults(base)
+    seed = own_seed if seed is None else seed
+    replications = own_reps if replications is None else replications
+    check_integer("seed", seed, 0)
+    check_integer("replications", replications, 1, MAX_REPLICATIONS)
+    points, refused = check_points(base, design)
+    return sc, design, points, refused, seed, replications

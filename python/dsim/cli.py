@@ -1,6 +1,8 @@
 """The `dsim` command.
 
     dsim run FILE [--seed N] [--replications R] [--jobs J | --dask ADDR] [--out DIR] [--format parquet|csv]
+                  [--all] [--record [INTERVAL]]
+    dsim plot RESULTS_DIR [KIND ...] [--svg] [--out DIR]
     dsim sweep FILE [--set KEY=V1,V2,... | --set KEY=START:STOP:STEP[UNIT]]... [--zip]
                [--replications R] [--seed N] [--out DIR] [--jobs J | --dask ADDR] [--new]
     dsim validate FILE ...
@@ -25,12 +27,16 @@ import os
 import sys
 import time
 from pathlib import Path
-
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from .errors import DsimError, ScenarioError
+from .plot import KINDS as PLOT_KINDS
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# rich (and pandas behind the results) load only in the commands that print tables, so
+# that `dsim --version`, `--help` and `validate` answer at once.
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -39,22 +45,40 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 
 
-class _Console(Console):
-    def on_broken_pipe(self) -> None:
-        # rich exits with status 1 here; `main` ends quietly with the status of a closed pipe.
-        raise BrokenPipeError
-
-
 def _console() -> Console:
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich exits with status 1 here; `main` ends quietly with the status of a closed pipe.
+            raise BrokenPipeError
+
     con = _Console(highlight=False)
     if not con.is_terminal:  # a pipe or a CI log: wide enough for the side-by-side tables
         con = _Console(highlight=False, width=160)
     return con
 
 
+def escape(text: str) -> str:
+    """`text` with what rich would read as markup escaped."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
+def _table(title: str, columns: list[str], left: tuple[str, ...] = ()) -> Any:
+    from rich.table import Table
+
+    t = Table(title=title)
+    for col in columns:
+        t.add_column(col, justify="left" if col in left else "right")
+    return t
+
+
 def _err(msg: str) -> int:
-    # The message is plain text: `[sweep]` or `dsim[dask]` in it is not rich markup.
-    Console(stderr=True, highlight=False).print(f"[bold red]dsim: error:[/] {escape(msg)}", markup=True, soft_wrap=True)
+    # Plain text, red on a terminal: `[sweep]` or `dsim[dask]` in a message is not markup.
+    head = "\033[1;31mdsim: error:\033[0m" if sys.stderr.isatty() else "dsim: error:"
+    print(f"{head} {msg}", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -106,6 +130,25 @@ def build_parser() -> argparse.ArgumentParser:
     _executor_args(r)
     r.add_argument("--out", "-o", type=Path, help="folder for the tables, summary.json and pcap captures (default: results/<scenario name>)")
     r.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="table format (default: parquet)")
+    r.add_argument("--all", action="store_true", help="print every flow and every port with traffic (default: a summary; the tables always hold every row)")
+    r.add_argument(
+        "--record", nargs="?", const=RECORD_ALL, metavar="INTERVAL",
+        help="record time series and delay distributions for `dsim plot` (every series; INTERVAL: their "
+        "resolution, e.g. 100ms; default: the window in 100 intervals); replaces the file's [record] table",
+    )
+
+    pl = sub.add_parser(
+        "plot",
+        help="draw the figures of a run's results (PNG, and SVG with --svg)",
+        description="Draws figures from the folder `dsim run` wrote: throughput of each flow and class over time, "
+        "queue length and AQM averages, cwnd / ssthresh, delay and jitter CDFs per class, conditioner colours over time. "
+        "The series come from a run with --record (or a [record] table); TCP and RED series from the scenario's own "
+        "`series` settings.",
+    )
+    pl.add_argument("results", type=Path, help="the folder `dsim run` wrote (--out), or a sweep's result store (its flows against its points)")
+    pl.add_argument("kinds", nargs="*", metavar="KIND", help="figures to draw (default: every one the results have data for): " + ", ".join(PLOT_KINDS))
+    pl.add_argument("--svg", action="store_true", help="also write SVG")
+    pl.add_argument("--out", "-o", type=Path, help="folder for the figures (default: RESULTS/figures)")
 
     sw = sub.add_parser(
         "sweep",
@@ -211,23 +254,40 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .api import run
     from .scenario import Scenario
 
-    sc = Scenario.from_toml(Path(args.file))
+    sc = Scenario.from_toml(Path(args.file))  # validated: the run does not build it twice
+    record = None if args.record is None else True if args.record == RECORD_ALL else args.record
     con = _console()
     out = _out_dir(args.out, sc.name)
     started = time.perf_counter()
     with _executor(args) as ex:
-        res = run(sc, seed=args.seed, replications=args.replications, executor=ex, progress=True, console=con, capture_dir=out)
+        res = run(
+            sc, seed=args.seed, replications=args.replications, executor=ex, progress=True, console=con, capture_dir=out,
+            record=record, validate=False,
+        )
     elapsed = time.perf_counter() - started
     res.save(out, args.format)
-    print_flows(con, res)
-    print_queues(con, res)
+    print_run(con, res, every_row=args.all)
     run_t = res.run
+    recorded = f"; recorded {', '.join(res.recorded)} (dsim plot {out})" if res.recorded else ""
     con.print(
         f"{len(run_t)} replication(s), {int(run_t['events'].sum()):,} events in {elapsed:.2f} s "
         f"({run_t['wall_s'].sum():.2f} s of simulation summed over the replications); "
-        f"scenario hash {run_t['scenario_hash'].iloc[0]}. Tables in {out}/"
+        f"scenario hash {run_t['scenario_hash'].iloc[0]}. Tables in {out}/{recorded}",
+        soft_wrap=True,
     )
     return 0
+
+
+#: `dsim run --record` without an interval: every series, 100 intervals over the window.
+RECORD_ALL = "all"
+#: Rows of the flows table `dsim run` prints without --all: all of them up to this many...
+FLOWS_SHOWN = 20
+#: ... else the flows with the highest throughput and those with the lowest.
+TOP_FLOWS, BOTTOM_FLOWS = 10, 5
+#: Ports in the bottleneck table without --all.
+PORTS_SHOWN = 5
+#: Conditioners in the colour table without --all (those that metered most).
+CONDITIONERS_SHOWN = 10
 
 
 def _fmt(mean: float, ci: float, scale: float = 1.0, digits: int = 3) -> str:
@@ -239,76 +299,179 @@ def _fmt(mean: float, ci: float, scale: float = 1.0, digits: int = 3) -> str:
     return text
 
 
-def print_flows(con: Console, res) -> None:
-    s = res.summary("flows")
-    n = int(s["n"].iloc[0]) if len(s) else 0
-    t = Table(title=f"Flows (mean ± 90 % CI half width over {n} replication(s))" if n > 1 else "Flows")
-    for col in ("flow", "src → dst", "DSCP", "offered Mbit/s", "throughput Mbit/s", "loss %", "delay mean ms", "delay p99 ms", "jitter p90 ms"):
-        t.add_column(col, justify="left" if col in ("flow", "src → dst", "DSCP") else "right")
-    flows = res.flows.drop_duplicates("flow").set_index("flow")
-    for _, row in s.iterrows():
-        f = flows.loc[row["flow"]]
-        loss = 100 * row["dropped_pkts"] / row["sent_pkts"] if row["sent_pkts"] else float("nan")
-        t.add_row(
-            str(row["flow"]),
-            f"{f['src']} → {f['dst']}",
-            str(f["dscp"]),
-            _fmt(row["offered_bps"], row["offered_bps_ci"], 1e6),
-            _fmt(row["throughput_bps"], row["throughput_bps_ci"], 1e6),
-            "-" if loss != loss else f"{loss:.2f}",
-            _fmt(row["delay_mean_ms"], row["delay_mean_ms_ci"]),
-            _fmt(row["delay_p99_ms"], row["delay_p99_ms_ci"]),
-            _fmt(row["jitter_p90_ms"], row["jitter_p90_ms_ci"]),
-        )
-    con.print(t)
-    print_tcp(con, res)
+def _count(v: float) -> str:
+    return "-" if v != v else f"{v:,.0f}"
 
 
-def print_tcp(con: Console, res) -> None:
-    """The goodput table of the TCP flows, if there are any."""
-    if "transport" not in res.flows or not (res.flows["transport"] == "tcp").any():
-        return
-    tcp = set(res.flows.loc[res.flows["transport"] == "tcp", "flow"])
-    s = res.summary("flows")
-    s = s[s["flow"].isin(tcp)]
-    t = Table(title="TCP flows")
-    for col in ("flow", "goodput Mbit/s", "retransmits", "timeouts", "fast retransmits", "RTT mean ms", "ACKs dropped", "transfers", "completion s"):
-        t.add_column(col, justify="left" if col == "flow" else "right")
-    for _, row in s.iterrows():
-        t.add_row(
-            str(row["flow"]),
-            _fmt(row["goodput_bps"], row["goodput_bps_ci"], 1e6),
-            f"{row['retransmitted_pkts']:.0f}",
-            f"{row['timeouts']:.0f}",
-            f"{row['fast_retransmits']:.0f}",
-            _fmt(row["rtt_mean_ms"], row["rtt_mean_ms_ci"], digits=1),
-            f"{row['dropped_ack_pkts']:.0f}",
-            f"{row['transfers']:.0f}",
-            _fmt(row["completion_s"], row["completion_s_ci"]),
-        )
-    con.print(t)
+def print_run(con: Console, res: Any, every_row: bool = False) -> None:
+    """What `dsim run` prints: the classes, the bottleneck ports and their queues, the
+    flows (every one up to FLOWS_SHOWN, else the top and the bottom), the TCP flows and
+    the conditioners; with `every_row`, every flow and every port with traffic. Each
+    table is computed for all its rows at once (no Python per row but the printed ones)."""
+    n = res.replications
+    if n > 1:
+        con.print(f"{res.name}: {n} replications; each number is their mean ± the half width of its 90 % Student-t interval", soft_wrap=True)
+    print_classes(con, res)
+    ports = res.ports()
+    shown = ports if every_row else ports.head(PORTS_SHOWN)
+    print_ports(con, shown, len(ports))
+    print_queues(con, res, list(shown["port"]))
+    flows = res.summary("flows")
+    print_flows(con, res, flows, every_row)
+    print_conditioners(con, res, every_row)
 
 
-def print_queues(con: Console, res) -> None:
-    s = res.summary("queues")
-    s = s[s["arrivals_pkts"] > 0]
+def print_classes(con: Console, res: Any) -> None:
+    s = res.classes()
     if s.empty:
         return
-    t = Table(title="Queues with traffic")
-    for col in ("port", "queue", "prec", "arrivals", "departures", "drops", "mean length pkts", "throughput Mbit/s"):
-        t.add_column(col, justify="left" if col == "port" else "right")
-    for _, row in s.iterrows():
+    t = _table(
+        "Classes: the flows of each DSCP the sources set",
+        ["DSCP", "flows", "offered Mbit/s", "throughput Mbit/s", "loss %", "delay mean ms", "worst flow's delay p99 ms", "worst flow's jitter p90 ms"],
+        left=("DSCP",),
+    )
+    for row in s.itertuples(index=False):
         t.add_row(
-            row["port"],
-            str(int(row["queue"])),
-            str(int(row["precedence"])),
-            f"{row['arrivals_pkts']:.0f}",
-            f"{row['departures_pkts']:.0f}",
-            f"{row['dropped_pkts']:.0f}",
-            _fmt(row["mean_len_pkts"], row["mean_len_pkts_ci"], digits=2),
-            _fmt(row["throughput_bps"], row["throughput_bps_ci"], 1e6),
+            res.class_label(row.dscp), _count(row.flows),
+            _fmt(row.offered_bps, row.offered_bps_ci, 1e6), _fmt(row.throughput_bps, row.throughput_bps_ci, 1e6),
+            _fmt(row.loss_pct, row.loss_pct_ci, digits=2), _fmt(row.delay_mean_ms, row.delay_mean_ms_ci),
+            _fmt(row.delay_p99_ms, row.delay_p99_ms_ci), _fmt(row.jitter_p90_ms, row.jitter_p90_ms_ci),
         )
     con.print(t)
+
+
+def print_ports(con: Console, s: Any, total: int) -> None:
+    if s.empty:
+        return
+    which = f"the {len(s)} of {total:,} ports with traffic that dropped most, then queued longest" if len(s) < total else "every port with traffic, most drops first"
+    t = _table(
+        f"Ports: {which}",
+        ["port", "arrivals pkts", "throughput Mbit/s", "drops pkts", "loss %", "CE marks pkts", "mean queue pkts"],
+        left=("port",),
+    )
+    for row in s.itertuples(index=False):
+        t.add_row(
+            str(row.port), _count(row.arrivals_pkts), _fmt(row.throughput_bps, row.throughput_bps_ci, 1e6),
+            _count(row.dropped_pkts), _fmt(row.loss_pct, row.loss_pct_ci, digits=2), _count(row.marks_pkts),
+            _fmt(row.mean_len_pkts, row.mean_len_pkts_ci, digits=2),
+        )
+    con.print(t)
+
+
+def print_queues(con: Console, res: Any, ports: list[str]) -> None:
+    """The queues and precedences of those of `ports` that have more than one."""
+    q = res.queues
+    q = q[q["port"].isin(ports)]
+    classes = q.groupby("port").size() // res.replications
+    ports = [p for p in ports if classes.get(p, 0) > 1]
+    if not ports:
+        return
+    s = res.summary("queues")
+    s = s[s["port"].isin(ports) & (s["arrivals_pkts"] > 0)]
+    order = {p: i for i, p in enumerate(ports)}
+    s = s.sort_values("port", key=lambda c: c.map(order), kind="stable")
+    t = _table(
+        "Queues and precedences of these ports",
+        ["port", "queue", "prec", "arrivals pkts", "departures pkts", "drops pkts", "mean length pkts", "throughput Mbit/s"],
+        left=("port",),
+    )
+    for row in s.itertuples(index=False):
+        t.add_row(
+            str(row.port), str(int(row.queue)), str(int(row.precedence)), _count(row.arrivals_pkts), _count(row.departures_pkts),
+            _count(row.dropped_pkts), _fmt(row.mean_len_pkts, row.mean_len_pkts_ci, digits=2), _fmt(row.throughput_bps, row.throughput_bps_ci, 1e6),
+        )
+    con.print(t)
+
+
+def _shown_flows(s: Any, every_row: bool) -> tuple[Any, str]:
+    """The rows of the flow summary `s` to print, and what they are."""
+    if every_row or len(s) <= FLOWS_SHOWN:
+        return s, "Flows"
+    top = s.nlargest(TOP_FLOWS, "throughput_bps", keep="first")
+    bottom = s.drop(top.index).nsmallest(BOTTOM_FLOWS, "throughput_bps", keep="first")
+    what = f"Flows: the {TOP_FLOWS} with the highest throughput and the {BOTTOM_FLOWS} with the lowest, of {len(s):,} (--all prints every one)"
+    return s.loc[list(top.index) + list(bottom.index)], what
+
+
+def print_flows(con: Console, res: Any, s: Any, every_row: bool) -> None:
+    shown, what = _shown_flows(s, every_row)
+    ends = res.flows.drop_duplicates("flow").set_index("flow").loc[shown["flow"], ["src", "dst", "dscp", "transport"]]
+    t = _table(
+        what,
+        ["flow", "src → dst", "DSCP", "offered Mbit/s", "throughput Mbit/s", "loss %", "delay mean ms", "delay p99 ms", "jitter p90 ms"],
+        left=("flow", "src → dst", "DSCP"),
+    )
+    for row, (src, dst, dscp, _) in zip(shown.itertuples(index=False), ends.itertuples(index=False)):
+        loss = 100 * row.dropped_pkts / row.sent_pkts if row.sent_pkts else float("nan")
+        t.add_row(
+            str(row.flow), f"{src} → {dst}", res.class_label(dscp),
+            _fmt(row.offered_bps, row.offered_bps_ci, 1e6), _fmt(row.throughput_bps, row.throughput_bps_ci, 1e6),
+            "-" if loss != loss else f"{loss:.2f}",
+            _fmt(row.delay_mean_ms, row.delay_mean_ms_ci), _fmt(row.delay_p99_ms, row.delay_p99_ms_ci), _fmt(row.jitter_p90_ms, row.jitter_p90_ms_ci),
+        )
+    con.print(t)
+    tcp = shown[(ends["transport"] == "tcp").to_numpy()]
+    if not tcp.empty:
+        print_tcp(con, tcp, what.replace("Flows", "TCP flows", 1))
+
+
+def print_tcp(con: Console, s: Any, what: str) -> None:
+    """The goodput table of the TCP flows among those printed."""
+    t = _table(
+        what,
+        ["flow", "goodput Mbit/s", "retransmits", "timeouts", "fast retransmits", "RTT mean ms", "ACKs dropped", "transfers", "completion s"],
+        left=("flow",),
+    )
+    for row in s.itertuples(index=False):
+        t.add_row(
+            str(row.flow), _fmt(row.goodput_bps, row.goodput_bps_ci, 1e6), f"{row.retransmitted_pkts:.0f}", f"{row.timeouts:.0f}",
+            f"{row.fast_retransmits:.0f}", _fmt(row.rtt_mean_ms, row.rtt_mean_ms_ci, digits=1), f"{row.dropped_ack_pkts:.0f}",
+            f"{row.transfers:.0f}", _fmt(row.completion_s, row.completion_s_ci),
+        )
+    con.print(t)
+
+
+def print_conditioners(con: Console, res: Any, every_row: bool) -> None:
+    s = res.conditioner_colors()
+    if s.empty:
+        return
+    total = s.groupby("conditioner", sort=False)["pkts"].sum()
+    which = "a per-flow conditioner summed over its flows"
+    if not every_row and len(total) > CONDITIONERS_SHOWN:
+        busiest = total.nlargest(CONDITIONERS_SHOWN, keep="first").index
+        s = s[s["conditioner"].isin(busiest)]
+        which = f"the {CONDITIONERS_SHOWN} of {len(total):,} that metered most packets (--all prints every one); {which}"
+    t = _table(
+        f"Conditioners: packets per colour, {which}",
+        ["conditioner", "colour", "pkts", "share %", "remarked pkts", "demoted pkts", "dropped pkts"],
+        left=("conditioner", "colour"),
+    )
+    for row in s.itertuples(index=False):
+        t.add_row(
+            str(row.conditioner), str(row.color), _count(row.pkts), _fmt(row.share_pct, row.share_pct_ci, digits=1),
+            _count(row.remarked_pkts), _count(row.demoted_pkts), _count(row.dropped_pkts),
+        )
+    con.print(t)
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from .plot import write_figures, write_sweep_figure
+    from .results import Results
+
+    out = args.out or args.results / "figures"
+    if (args.results / "manifest.json").exists():  # a sweep's result store
+        from .sweep import load
+
+        if args.kinds:
+            return _err(f"{args.results}: a sweep has one figure (its flows against its points); give no KIND")
+        written = write_sweep_figure(load(args.results), out, svg=args.svg)
+    else:
+        written = write_figures(Results.load(args.results), args.kinds, out, svg=args.svg)
+    if not written:
+        return _err(f"{args.results}: nothing to draw; run with --record (or a [record] table), or give TCP / RED queues a series")
+    for path in written:
+        print(f"wrote {path}")
+    return 0
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -352,9 +515,11 @@ def print_sweep(con: Console, res, report) -> None:
     flows = res.tables.get("flows")
     s = res.summary("flows") if flows is not None and len(flows) else None
     if s is not None and len(s):
-        t = Table(title="Flows per point (mean ± 90 % CI half width over replications)")
-        for col in ("point", *res.axes, "flow", "n", "throughput Mbit/s", "loss %", "delay mean ms"):
-            t.add_column(col, justify="right" if col in ("point", "n", "throughput Mbit/s", "loss %", "delay mean ms") else "left")
+        t = _table(
+            "Flows per point (mean ± 90 % CI half width over replications)",
+            ["point", *res.axes, "flow", "n", "throughput Mbit/s", "loss %", "delay mean ms"],
+            left=(*res.axes, "flow"),
+        )
         limit = 60
         for _, row in s.head(limit).iterrows():
             loss = 100 * row["dropped_pkts"] / row["sent_pkts"] if row["sent_pkts"] else float("nan")
@@ -388,7 +553,6 @@ def print_sweep(con: Console, res, report) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     from .scenario import Scenario
 
-    con = _console()
     failed = 0
     for f in args.files:
         try:
@@ -406,7 +570,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         flows = sum(int(fl.get("count", 1)) for fl in d.get("flow", []))
         line = f"ok: {f} ({nodes} nodes, {len(d.get('link', []))} links, {flows} flows, hash {sc.hash()})"
         if "sweep" in d:
-            from .sweep import prepare
+            from .axes import prepare
 
             try:
                 _, design, points, refused, _, _ = prepare(sc)
@@ -421,7 +585,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             line += f"; sweep of {len(points)} point(s) over {n} {'axis' if n == 1 else 'axes'} ({design.mode})"
             if refused:
                 continue
-        con.print(line, soft_wrap=True)
+        print(line, flush=True)
     return EXIT_USAGE if failed else 0
 
 
@@ -454,9 +618,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     if args.list:
         con = _console()
-        t = Table(title="Experiments")
-        for col in ("name", "families", "source", "title"):
-            t.add_column(col)
+        cols = ["name", "families", "source", "title"]
+        t = _table("Experiments", cols, left=tuple(cols))
         for e in registry.all():
             t.add_row(e.name, ", ".join(e.families), e.source, e.title)
         con.print(t)
@@ -525,10 +688,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def print_bench(con: Console, results) -> None:
-    t = Table(title="dsim bench (medians; wall time min-max over the repetitions)")
-    for col in ("scenario", "flows", "simulated s", "wall s", "CPU s", "sim s / wall s", "events", "M events/s",
-                "M events/CPU s", "bottleneck pkts", "k pkts/s", "peak MB"):
-        t.add_column(col, justify="left" if col == "scenario" else "right")
+    t = _table(
+        "dsim bench (medians; wall time min-max over the repetitions)",
+        ["scenario", "flows", "simulated s", "wall s", "CPU s", "sim s / wall s", "events", "M events/s",
+         "M events/CPU s", "bottleneck pkts", "k pkts/s", "peak MB"],
+        left=("scenario",),
+    )
     for r in results:
         s = r.summary()
         spread = f" [{s['wall_s_min']:.2f}-{s['wall_s_max']:.2f}]" if s["repeats"] > 1 else ""
@@ -553,7 +718,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"dsim {__version__}")
         return 0
-    handlers = {"run": cmd_run, "sweep": cmd_sweep, "validate": cmd_validate, "replay": cmd_replay, "reproduce": cmd_reproduce, "bench": cmd_bench}
+    handlers = {"run": cmd_run, "plot": cmd_plot, "sweep": cmd_sweep, "validate": cmd_validate, "replay": cmd_replay, "reproduce": cmd_reproduce, "bench": cmd_bench}
     if args.command is None:
         build_parser().print_help()
         return EXIT_USAGE

@@ -14,7 +14,22 @@ import pyarrow as pa
 from .errors import ScenarioError
 from .stats import LEVEL, summarize
 
-TABLES = ("flows", "queues", "drops", "run", "conditioners", "queue_series", "series", "dsd_control")
+TABLES = (
+    "flows",
+    "queues",
+    "drops",
+    "run",
+    "conditioners",
+    "queue_series",
+    "series",
+    "dsd_control",
+    "flow_series",
+    "port_series",
+    "conditioner_series",
+    "distributions",
+)
+#: The tables a run has only when it records them (`[record]`, docs/guide.md).
+RECORDED = ("flow_series", "port_series", "conditioner_series", "distributions")
 
 
 #: The columns that identify a row of each table across replications (what summaries group by).
@@ -26,15 +41,25 @@ SUMMARY_KEYS = {
     "conditioners": ["conditioner", "color"],
     "series": ["flow", "time_s"],
     "dsd_control": ["port", "time_s"],
+    "flow_series": ["flow", "start_s"],
+    "port_series": ["port", "queue", "precedence", "start_s"],
+    "conditioner_series": ["conditioner", "color", "start_s"],
+    "distributions": ["flow", "metric", "low_ms"],
 }
 
 
-#: Tables with a row only where something happened (a flow's drops at a site, by cause).
-SPARSE = {"drops"}
+#: Tables with a row only where something happened (a flow's drops at a site, by cause;
+#: a histogram slot with samples).
+SPARSE = {"drops", "distributions"}
 #: Time series sampled at times of their own in each replication (a queue's first arrival
-#: in each interval): nothing lines up to average. (`series` at a fixed interval and
-#: `dsd_control` do line up, by time_s.)
+#: in each interval): nothing lines up to average. (`series` at a fixed interval, the
+#: recorded series and `dsd_control` do line up, by time.)
 SERIES = {"queue_series"}
+
+#: Columns of the flows table a class (DSCP) summary adds up over its flows.
+CLASS_SUMS = ["sent_pkts", "delivered_pkts", "dropped_pkts", "offered_bps", "throughput_bps", "goodput_bps"]
+#: Columns of the queues table a port summary adds up over its queues and precedences.
+PORT_SUMS = ["arrivals_pkts", "departures_pkts", "dropped_pkts", "marks_pkts", "mean_len_pkts", "mean_len_bytes", "throughput_bps"]
 
 
 def column_list(given: list[str] | str | None) -> list[str] | None:
@@ -59,10 +84,8 @@ def summary_keys(table: str, df: pd.DataFrame) -> list[str]:
     return [c for c in df.columns if c not in ("point", "replication") and not pd.api.types.is_numeric_dtype(df[c])]
 
 
-def _frame(arrow_table: Any) -> pd.DataFrame:
-    if isinstance(arrow_table, pa.Table):
-        return arrow_table.to_pandas()
-    return pa.record_batch(arrow_table).to_pandas()
+def _arrow(table: Any) -> pa.Table:
+    return table if isinstance(table, pa.Table) else pa.Table.from_batches([pa.record_batch(table)])
 
 
 @dataclass
@@ -88,6 +111,13 @@ class Results:
             docs/abe.md): g and the green penalty after the update, the green/blue formula
             throughput ratio, and the smoothed loss ratios and queueing delays behind it.
             (The queues table carries dsd_g_mean, dsd_penalty_mean, dsd_g, dsd_penalty.)
+    flow_series, port_series, conditioner_series, distributions: what a run records when
+            asked (`[record]` in the scenario, ``dsim.run(..., record=...)``, ``dsim run
+            --record``; docs/guide.md): per flow, per port class and per conditioner colour,
+            one row per interval [start_s, end_s) of the window; the delay and jitter
+            histogram of every flow. Empty otherwise.
+
+    ``res.plot.<kind>()`` draws them (see :mod:`dsim.plot`).
     """
 
     flows: pd.DataFrame
@@ -98,15 +128,70 @@ class Results:
     queue_series: pd.DataFrame
     series: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     dsd_control: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    flow_series: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    port_series: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    conditioner_series: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    distributions: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     scenario: Any = field(default=None, repr=False)
+    #: The Arrow tables the DataFrames came from: saved as they are, without pandas.
+    arrow: dict[str, pa.Table] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_arrow(cls, tables: dict[str, Any], scenario: Any = None) -> "Results":
-        return cls(**{name: _frame(tables[name]) for name in TABLES}, scenario=scenario)
+        arrow = {name: _arrow(tables[name]) for name in TABLES if name in tables}
+        frames = {name: t.to_pandas() for name, t in arrow.items()}
+        return cls(**frames, scenario=scenario, arrow=arrow)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> "Results":
+        """The results `save` wrote into the folder `path` (Parquet or CSV), with the
+        scenario that ran when the folder has it (scenario.toml)."""
+        from .scenario import Scenario
+
+        path = Path(path)
+        if not path.is_dir():
+            raise ScenarioError(f"{path}: not a folder of results (dsim run --out)", "results", str(path), "a folder that `dsim run` wrote")
+        frames: dict[str, pd.DataFrame] = {}
+        for name in TABLES:
+            if (path / f"{name}.parquet").exists():
+                frames[name] = pd.read_parquet(path / f"{name}.parquet")
+            elif (path / f"{name}.csv").exists():
+                frames[name] = pd.read_csv(path / f"{name}.csv")
+        missing = [n for n in ("flows", "queues", "drops", "run", "conditioners", "queue_series") if n not in frames]
+        if missing:
+            rule = "a folder that `dsim run` or Results.save wrote"
+            raise ScenarioError(f"{path}: no {', '.join(missing)} table (.parquet or .csv); {rule}", "results", str(path), rule)
+        scenario = Scenario.from_toml(path / "scenario.toml") if (path / "scenario.toml").exists() else None
+        return cls(**frames, scenario=scenario)
 
     @property
     def replications(self) -> int:
         return len(self.run)
+
+    @property
+    def recorded(self) -> list[str]:
+        """The recorded tables this run has rows in."""
+        return [name for name in RECORDED if len(getattr(self, name))]
+
+    @property
+    def plot(self) -> Any:
+        """Figures of this run: ``res.plot.throughput()``, ``res.plot.queue()``, ... (see
+        :class:`dsim.plot.Plotter`); each returns a matplotlib Figure."""
+        from .plot import Plotter
+
+        return Plotter(self)
+
+    def class_label(self, dscp: Any) -> str:
+        """A class's DSCP as the scenario writes it: "GREEN (3)" for a codepoint its `[dscp]`
+        table names, else as the tables do ("EF", "AF11", "3")."""
+        names = (self.scenario.data.get("dscp") or {}) if self.scenario is not None else {}
+        named = [n for n, v in names.items() if str(v) == str(dscp)]
+        return f"{named[0]} ({dscp})" if named else str(dscp)
+
+    @property
+    def name(self) -> str:
+        """The scenario's name (what figures and reports call this run)."""
+        return getattr(self.scenario, "name", None) or "scenario"
 
     def summary(self, table: str = "flows", by: list[str] | str | None = None, columns: list[str] | str | None = None, level: float = LEVEL) -> pd.DataFrame:
         """Mean and Student-t confidence interval (default 90 %) over replications.
@@ -124,19 +209,88 @@ class Results:
         runs = self.run[["replication"]] if table in SPARSE else None
         return summarize(df, by, column_list(columns), level, runs)
 
+    def classes(self, level: float = LEVEL) -> pd.DataFrame:
+        """One row per class (the DSCP its flows' sources set): flows, packets sent,
+        delivered and dropped, offered load, throughput and goodput in bit/s summed over
+        the class's flows, loss in %, delay_mean_ms (over every packet delivered) and the
+        worst flow's delay_p99_ms and jitter_p90_ms; each as mean and interval over the
+        replications (as `summary`)."""
+        f = self.flows
+        weighted = f["delay_mean_ms"].fillna(0) * f["delivered_pkts"]
+        per_rep = (
+            f.assign(flows=1, delay_ms_pkts=weighted)
+            .groupby(["replication", "dscp"], sort=False)
+            .agg(
+                flows=("flows", "sum"),
+                **{c: (c, "sum") for c in CLASS_SUMS if c != "goodput_bps"},
+                goodput_bps=("goodput_bps", lambda s: s.sum(min_count=1)),
+                delay_ms_pkts=("delay_ms_pkts", "sum"),
+                delay_p99_ms=("delay_p99_ms", "max"),
+                jitter_p90_ms=("jitter_p90_ms", "max"),
+            )
+            .reset_index()
+        )
+        sent = per_rep["sent_pkts"].where(per_rep["sent_pkts"] > 0)
+        delivered = per_rep["delivered_pkts"].where(per_rep["delivered_pkts"] > 0)
+        per_rep["loss_pct"] = 100 * per_rep["dropped_pkts"] / sent
+        per_rep["delay_mean_ms"] = per_rep.pop("delay_ms_pkts") / delivered
+        return summarize(per_rep, ["dscp"], None, level)
+
+    def ports(self, level: float = LEVEL) -> pd.DataFrame:
+        """One row per port with traffic: arrivals, departures, drops and CE marks in
+        packets, time-weighted mean length (packets, bytes) and throughput summed over its
+        queues and precedences, and loss in %; mean and interval over the replications,
+        sorted with the bottlenecks first (most drops, then the longest mean queue)."""
+        q = self.queues
+        per_rep = q.groupby(["replication", "port"], sort=False)[PORT_SUMS].sum().reset_index()
+        arrivals = per_rep["arrivals_pkts"].where(per_rep["arrivals_pkts"] > 0)
+        per_rep["loss_pct"] = 100 * per_rep["dropped_pkts"] / arrivals
+        s = summarize(per_rep, ["port"], None, level)
+        s = s[s["arrivals_pkts"] > 0]
+        return s.sort_values(["dropped_pkts", "mean_len_pkts", "arrivals_pkts"], ascending=False, kind="stable").reset_index(drop=True)
+
+    def conditioner_colors(self, level: float = LEVEL) -> pd.DataFrame:
+        """One row per conditioner (a per-flow one summed over its flows) and colour:
+        packets metered, remarked, demoted and dropped, and the colour's share of the
+        conditioner's packets in %; mean and interval over the replications."""
+        c = self.conditioners
+        c = c[c["color"] != "shaper"]
+        if c.empty:
+            return pd.DataFrame()
+        block = c["conditioner"].str.split("/", n=1).str[0]
+        cols = ["pkts", "remarked_pkts", "demoted_pkts", "dropped_pkts"]
+        per_rep = c.assign(conditioner=block).groupby(["replication", "conditioner", "color"], sort=False)[cols].sum().reset_index()
+        total = per_rep.groupby(["replication", "conditioner"])["pkts"].transform("sum")
+        per_rep["share_pct"] = 100 * per_rep["pkts"] / total.where(total > 0)
+        return summarize(per_rep, ["conditioner", "color"], None, level)
+
     def save(self, out: str | os.PathLike[str], fmt: str = "parquet") -> Path:
-        """Writes every table (Parquet or CSV) and summary.json into the folder `out`."""
+        """Writes every table (Parquet or CSV), summary.json and the scenario that ran
+        (scenario.toml) into the folder `out`. Tables this run returned as Arrow are written
+        from Arrow, column by column."""
+        import pyarrow.csv as pcsv
+        import pyarrow.parquet as pq
+
         if fmt not in ("parquet", "csv"):
             raise ValueError(f"format {fmt!r}: choose 'parquet' or 'csv'")
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
             df = getattr(self, name)
+            if name in RECORDED and df.empty:
+                continue
+            table = self.arrow.get(name)
+            if table is None:
+                table = pa.Table.from_pandas(df, preserve_index=False)
             if fmt == "parquet":
-                df.to_parquet(out / f"{name}.parquet", index=False)
+                pq.write_table(table, out / f"{name}.parquet")
+            elif table.num_columns:
+                pcsv.write_csv(table, out / f"{name}.csv")
             else:
-                df.to_csv(out / f"{name}.csv", index=False)
+                (out / f"{name}.csv").write_text("\n")
         (out / "summary.json").write_text(json.dumps(self.summary_json(), indent=2, allow_nan=False, default=_jsonable))
+        if self.scenario is not None and hasattr(self.scenario, "to_toml"):
+            (out / "scenario.toml").write_text(self.scenario.to_toml())
         return out
 
     def summary_json(self) -> dict[str, Any]:
@@ -148,6 +302,7 @@ class Results:
             for c in (base, f"{base}_ci")
         ]
         run = self.run
+        rows = flows[keep].astype(object).where(flows[keep].notna(), None)
         return {
             "scenario": getattr(self.scenario, "name", None),
             "scenario_hash": str(run["scenario_hash"].iloc[0]) if len(run) else None,
@@ -157,14 +312,8 @@ class Results:
             "confidence_level": LEVEL,
             "events": int(run["events"].sum()),
             "wall_s": float(run["wall_s"].sum()),
-            "flows": [{k: _clean(v) for k, v in row.items()} for row in flows[keep].to_dict("records")],
+            "flows": rows.to_dict("records"),
         }
-
-
-def _clean(v: Any) -> Any:
-    if isinstance(v, float) and v != v:
-        return None
-    return _jsonable(v)
 
 
 def _jsonable(v: Any) -> Any:

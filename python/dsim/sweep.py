@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -29,12 +28,12 @@ import pyarrow as pa
 from rich.console import Console
 
 from . import _dsim
-from .axes import Axis, Design, base_scenario, check_points, design_for, point_scenario
-from .errors import MAX_REPLICATIONS, DsimError, check_integer
+from .axes import Axis, base_scenario, point_scenario, prepare, scenario_defaults  # noqa: F401 (prepare, scenario_defaults: moved, still here)
+from .errors import DsimError
 from .executors import Executor, Task, TaskResult, make_executor
 from .progress import Monitor
 from .results import SERIES, SPARSE, column_list, summary_keys, summary_table
-from .scenario import Scenario, load_scenario
+from .scenario import Scenario
 from .stats import LEVEL, summarize
 from .store import DONE, FAILED, PENDING, SEED_FORMULA, Store, read_task
 
@@ -49,12 +48,6 @@ class SweepInterrupted(KeyboardInterrupt):
         self.path = path
         self.done = done
         self.total = total
-
-
-def scenario_defaults(sc: Scenario) -> tuple[int, int]:
-    """The scenario's own (seed, replications), defaults included, as the simulator reads them."""
-    canon = tomllib.loads(sc.canonical_toml())
-    return int(canon["seed"]), int(canon["replications"])
 
 
 def run_tasks(
@@ -140,21 +133,6 @@ def sweep(
     res = load(out)
     res.report = report
     return res
-
-
-def prepare(scenario: Scenario | str | os.PathLike[str], axes: Any = None, mode: str | None = None, replications: int | None = None, seed: int | None = None) -> tuple[Scenario, Design, list, dict[int, str], int, int]:
-    """Reads and checks a sweep: (scenario, design, points, refused points, seed, replications)."""
-    sc = load_scenario(scenario)
-    design = design_for(sc, axes, mode)
-    base = base_scenario(sc)
-    base.validate()
-    own_seed, own_reps = scenario_defaults(base)
-    seed = own_seed if seed is None else seed
-    replications = own_reps if replications is None else replications
-    check_integer("seed", seed, 0)
-    check_integer("replications", replications, 1, MAX_REPLICATIONS)
-    points, refused = check_points(base, design)
-    return sc, design, points, refused, seed, replications
 
 
 def run_sweep(

@@ -4,6 +4,9 @@
 
 mod abe;
 mod af;
+mod record;
+
+pub use record::add_recorded;
 
 use crate::packet::Color;
 use crate::sim::{DropSite, Simulation};
@@ -138,7 +141,7 @@ pub struct RunInfo {
 }
 
 /// The tables of one or more runs.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Default, PartialEq)]
 pub struct Tables {
     pub flows: Table,
     pub queues: Table,
@@ -152,6 +155,25 @@ pub struct Tables {
     pub series: Table,
     /// DSD control-loop samples (g, penalty, ratio) per period (docs/abe.md).
     pub dsd_control: Table,
+    /// What a run recorded on request (`[record]`, [`record`]); no columns otherwise.
+    pub flow_series: Table,
+    pub port_series: Table,
+    pub conditioner_series: Table,
+    pub distributions: Table,
+}
+
+/// As derived, but the recorded tables appear only when they have columns: a run that
+/// records nothing prints (and so fingerprints) as it did before they existed.
+impl std::fmt::Debug for Tables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut s = f.debug_struct("Tables");
+        for (name, table) in self.named() {
+            if !table.columns.is_empty() || !Self::RECORDED.contains(&name) {
+                s.field(name, table);
+            }
+        }
+        s.finish()
+    }
 }
 
 impl Tables {
@@ -164,7 +186,14 @@ impl Tables {
         self.queue_series.append(&other.queue_series);
         self.series.append(&other.series);
         self.dsd_control.append(&other.dsd_control);
+        self.flow_series.append(&other.flow_series);
+        self.port_series.append(&other.port_series);
+        self.conditioner_series.append(&other.conditioner_series);
+        self.distributions.append(&other.distributions);
     }
+
+    /// The tables only a run that records has ([`record`]).
+    pub const RECORDED: [&'static str; 4] = ["flow_series", "port_series", "conditioner_series", "distributions"];
 
     /// The first 16 hex digits of the SHA-256 of every table, bit for bit (Debug prints
     /// floats in their shortest round-trip form: equal text, equal bits). What the golden
@@ -175,7 +204,8 @@ impl Tables {
         digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
 
-    pub fn named(&self) -> [(&'static str, &Table); 8] {
+    /// Every table by name: the eight every run has, then the recorded ones.
+    pub fn named(&self) -> [(&'static str, &Table); 12] {
         [
             ("flows", &self.flows),
             ("queues", &self.queues),
@@ -185,6 +215,10 @@ impl Tables {
             ("queue_series", &self.queue_series),
             ("series", &self.series),
             ("dsd_control", &self.dsd_control),
+            ("flow_series", &self.flow_series),
+            ("port_series", &self.port_series),
+            ("conditioner_series", &self.conditioner_series),
+            ("distributions", &self.distributions),
         ]
     }
 }
@@ -329,6 +363,7 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         queue_series: af::queue_series_table(sim, info),
         series: series_table(sim, info),
         dsd_control: abe::dsd_control_table(sim, info),
+        ..Tables::default()
     }
 }
 

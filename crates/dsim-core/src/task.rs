@@ -14,6 +14,10 @@
 //! for the second call; nothing reads the clock between events). The step length adapts
 //! so that the hook is called about every [`HOOK_INTERVAL`] of wall time, whatever the
 //! speed of the simulation.
+//!
+//! Recording: a scenario with a `[record]` table also stops the run at the start of the
+//! window and at the end of every recording interval, where the recorder reads the
+//! counters ([`crate::stats::series`]); the same argument makes this change nothing.
 
 use std::ops::ControlFlow;
 use std::time::{Duration as WallDuration, Instant};
@@ -23,6 +27,7 @@ use crate::engine::rng::derive_seed;
 use crate::results::{self, RunInfo, Tables};
 use crate::scenario::{self, ConfigError, Scenario};
 use crate::sim::Simulation;
+use crate::stats::series::Recorder;
 use crate::time::SimTime;
 
 /// Wall time aimed at between two calls of a progress hook.
@@ -55,15 +60,16 @@ pub fn run_task(
     let replication = coords.last().copied().unwrap_or(0);
     let t0 = Instant::now();
     let mut sim = scenario::build(sc, seed)?;
+    let mut recorder = scenario::record::plan(sc, &sim)?.map(|plan| Recorder::new(plan, &sim));
     if let Some(dir) = &opts.capture_dir {
         if !sim.capture_points.is_empty() {
             sim.open_captures(dir, replication).map_err(capture_error)?;
         }
     }
-    match hook {
-        None => sim.run(),
-        Some(hook) => {
-            if run_stepped(&mut sim, hook, HOOK_INTERVAL).is_break() {
+    match (hook, recorder.as_mut()) {
+        (None, None) => sim.run(),
+        (hook, recorder) => {
+            if run_in_steps(&mut sim, hook, HOOK_INTERVAL, recorder).is_break() {
                 return Ok(None);
             }
         }
@@ -76,7 +82,11 @@ pub fn run_task(
         scenario_hash: scenario::scenario_hash(sc),
         wall_s: t0.elapsed().as_secs_f64(),
     };
-    Ok(Some(results::collect(&sim, &info)))
+    let mut tables = results::collect(&sim, &info);
+    if let Some(r) = &recorder {
+        results::add_recorded(&mut tables, &sim, r, &info);
+    }
+    Ok(Some(tables))
 }
 
 fn capture_error(e: std::io::Error) -> ConfigError {
@@ -90,13 +100,41 @@ fn capture_error(e: std::io::Error) -> ConfigError {
 /// Runs `sim` to its end in steps, calling `hook` after each step (and once at the end),
 /// aiming at `interval` of wall time per step. Finishes the statistics unless stopped.
 pub fn run_stepped(sim: &mut Simulation, hook: Hook<'_>, interval: WallDuration) -> ControlFlow<()> {
+    run_in_steps(sim, Some(hook), interval, None)
+}
+
+/// [`run_stepped`] with an optional hook and an optional recorder: a step also ends where
+/// the recorder's next reading is due, and the recorder reads there.
+pub fn run_in_steps(
+    sim: &mut Simulation,
+    mut hook: Option<Hook<'_>>,
+    interval: WallDuration,
+    mut recorder: Option<&mut Recorder>,
+) -> ControlFlow<()> {
     let end = sim.end;
-    // First step: a thousandth of the run, at least a microsecond of simulated time.
-    let mut step = (end.0 / 1000).max(1_000);
+    // First step: a thousandth of the run, at least a microsecond of simulated time;
+    // without a hook, steps end only where readings are due.
+    let mut step = if hook.is_some() {
+        (end.0 / 1000).max(1_000)
+    } else {
+        u64::MAX
+    };
     loop {
         let t0 = Instant::now();
-        let until = SimTime(sim.now.0.saturating_add(step).min(end.0));
+        let due = recorder.as_ref().and_then(|r| r.due());
+        let until = SimTime(
+            sim.now
+                .0
+                .saturating_add(step)
+                .min(end.0)
+                .min(due.map_or(u64::MAX, |d| d.0)),
+        );
         sim.run_until(until);
+        if let (Some(r), Some(d)) = (recorder.as_deref_mut(), due) {
+            if sim.now == d {
+                r.read(sim);
+            }
+        }
         let progress = Progress {
             now: sim.now,
             end,
@@ -105,9 +143,12 @@ pub fn run_stepped(sim: &mut Simulation, hook: Hook<'_>, interval: WallDuration)
         if sim.now >= end {
             sim.finish();
             // The last call reports completion; stopping now changes nothing.
-            let _ = hook(progress);
+            if let Some(hook) = hook.as_mut() {
+                let _ = hook(progress);
+            }
             return ControlFlow::Continue(());
         }
+        let Some(hook) = hook.as_mut() else { continue };
         hook(progress)?;
         // Scale the step towards `interval`, by at most 4x either way per step.
         let took = t0.elapsed().as_secs_f64().max(1e-6);
@@ -179,6 +220,23 @@ mod tests {
             },
         );
         assert_eq!(without_wall(plain), without_wall(stepped));
+    }
+
+    #[test]
+    fn a_hook_does_not_change_what_is_recorded() {
+        let sc = scenario::from_toml(&format!("{SCENARIO}\n[record]\ninterval = \"70ms\"\n")).unwrap();
+        let plain = run_task(&sc, 5, &[0], None, &RunOptions::default()).unwrap().unwrap();
+        assert_eq!(plain.flow_series.rows(), 2 * 36, "2.5 s in intervals of 70 ms: 36");
+        let mut calls = 0u64;
+        let mut hook = |_: Progress| {
+            calls += 1;
+            ControlFlow::Continue(())
+        };
+        let hooked = run_task(&sc, 5, &[0], Some(&mut hook), &RunOptions::default())
+            .unwrap()
+            .unwrap();
+        assert!(calls >= 37, "{calls} calls: at least one per reading");
+        assert_eq!(without_wall(plain), without_wall(hooked));
     }
 
     #[test]

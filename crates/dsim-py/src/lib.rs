@@ -1,6 +1,6 @@
 //! `dsim._dsim`: the thin PyO3 layer. Each function converts its arguments, calls
 //! dsim-core with the GIL released, and maps errors: a scenario error becomes
-//! `dsim.errors.ScenarioError` (key path, value, rule, line), anything unexpected, a Rust
+//! `dsim.errors.ConfigError` (key path, value, rule, line), anything unexpected, a Rust
 //! panic included, becomes `dsim.errors.SimulationError` with context. Result tables cross
 //! as Arrow record batches through the Arrow PyCapsule interface.
 
@@ -60,7 +60,7 @@ fn parse(py: Python<'_>, text: &str) -> PyResult<Scenario> {
     guarded(py, "reading the scenario", || scenario::from_toml(text))
 }
 
-/// Parses and validates a scenario given as TOML text; raises ScenarioError.
+/// Parses and validates a scenario given as TOML text; raises ConfigError.
 #[pyfunction]
 fn validate(py: Python<'_>, toml: &str) -> PyResult<()> {
     parse(py, toml).map(|_| ())
@@ -87,6 +87,14 @@ fn scenario_hash(py: Python<'_>, toml: &str) -> PyResult<String> {
     Ok(scenario::scenario_hash(&parse(py, toml)?))
 }
 
+/// The base seed and the replications a scenario runs with unless told otherwise (its own
+/// `seed` and `replications`, or the schema's defaults), read without building it.
+#[pyfunction]
+fn run_defaults(py: Python<'_>, toml: &str) -> PyResult<(u64, u32)> {
+    let sc: Scenario = guarded(py, "reading the scenario", || scenario::deserialize_value(toml))?;
+    Ok((sc.seed, sc.replications))
+}
+
 /// The seed replication `replication` runs with, given the base seed.
 #[pyfunction]
 fn replication_seed(base: u64, replication: u64) -> u64 {
@@ -96,6 +104,9 @@ fn replication_seed(base: u64, replication: u64) -> u64 {
 fn tables_dict<'py>(py: Python<'py>, tables: &Tables) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     for (name, table) in tables.named() {
+        if table.columns.is_empty() && Tables::RECORDED.contains(&name) {
+            continue; // recorded only on request
+        }
         out.set_item(
             name,
             ArrowTable::from_table(table).map_err(|e| simulation_error(py, e))?,
@@ -104,7 +115,7 @@ fn tables_dict<'py>(py: Python<'py>, tables: &Tables) -> PyResult<Bound<'py, PyD
     Ok(out)
 }
 
-/// The codepoint a DSCP name or number stands for; raises ScenarioError naming `path`.
+/// The codepoint a DSCP name or number stands for; raises ConfigError naming `path`.
 #[pyfunction]
 fn parse_dscp(py: Python<'_>, text: &str, path: &str) -> PyResult<u8> {
     dsim_core::packet::Dscp::parse(text).map(|d| d.0).map_err(|rule| {
@@ -335,6 +346,10 @@ fn derive_seed(base: u64, coords: Vec<u64>) -> u64 {
 /// released; between two steps it takes the GIL, checks for signals (Ctrl-C stops it when it
 /// runs on the main thread) and calls `progress(now_s, end_s, events)` if given. An
 /// exception raised by `progress` stops the run and propagates.
+///
+/// The scenario is read and built once, for the run: callers validate it first (every
+/// Python path does, with the file's lines in its errors); a rule it breaks fails the task
+/// with the rule, without a line.
 #[pyfunction]
 #[pyo3(signature = (toml, base_seed, coords, progress=None, capture_dir=None))]
 fn run_task<'py>(
@@ -346,7 +361,7 @@ fn run_task<'py>(
     capture_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let opts = dsim_core::RunOptions { capture_dir };
-    let sc = parse(py, toml)?;
+    let sc: Scenario = guarded(py, "reading the scenario", || scenario::deserialize_value(toml))?;
     let name = sc.name.clone().unwrap_or_else(|| "scenario".into());
     let context = format!("running {name} with base seed {base_seed}, task {coords:?}");
     let mut failure: Option<PyErr> = None;
@@ -410,6 +425,7 @@ fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_toml, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(run_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(replication_seed, m)?)?;
     m.add_function(wrap_pyfunction!(parse_dscp, m)?)?;
     m.add_function(wrap_pyfunction!(dscp_name, m)?)?;

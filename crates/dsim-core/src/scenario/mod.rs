@@ -5,6 +5,7 @@ pub mod build_af;
 pub mod build_ras;
 pub mod capture;
 pub mod locate;
+pub mod record;
 pub mod schema;
 pub mod schema_af;
 pub mod tagged;
@@ -26,7 +27,8 @@ pub fn from_toml(text: &str) -> Result<Scenario, ConfigError> {
 
 /// Checks every rule by building the scenario once (cheap), without running it.
 pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
-    build(sc, sc.seed).map(|_| ())
+    let sim = build(sc, sc.seed)?;
+    record::plan(sc, &sim).map(|_| ())
 }
 
 /// The canonical TOML of a scenario: what `Scenario` serializes to, independent of the

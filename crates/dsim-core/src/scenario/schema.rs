@@ -67,6 +67,9 @@ pub struct Scenario {
     /// Packet captures (pcap files), see [`super::capture`].
     #[serde(default, rename = "capture", skip_serializing_if = "Vec::is_empty")]
     pub captures: Vec<CaptureSpec>,
+    /// Time series and distributions recorded for plots, see [`super::record`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<super::record::RecordSpec>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, Params)]

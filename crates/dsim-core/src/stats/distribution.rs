@@ -111,6 +111,22 @@ impl Distribution {
         self.count
     }
 
+    /// Sum of the samples, in nanoseconds.
+    pub fn sum(&self) -> u128 {
+        self.sum
+    }
+
+    /// The histogram: (lowest, highest, count) of every slot with samples, in increasing
+    /// order; the bounds are the values the slot stands for, clamped to the exact minimum
+    /// and maximum. A slot's bounds are the same in every distribution, so histograms add
+    /// slot by slot.
+    pub fn slots(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        self.counts.iter().enumerate().filter(|(_, n)| **n > 0).map(|(i, &n)| {
+            let low = value_of(i);
+            (low.max(self.min), highest_equivalent(low).min(self.max), n)
+        })
+    }
+
     /// Mean in nanoseconds, NaN when empty.
     pub fn mean(&self) -> f64 {
         if self.count == 0 {
@@ -192,6 +208,42 @@ mod tests {
         }
         assert_eq!(d.min(), Some(1000));
         assert_eq!(d.max(), Some(10_000_000));
+    }
+
+    #[test]
+    fn slots_by_hand() {
+        // 5 twice (bucket 0 counts every value below 256 apart); 300 and 301 share a slot
+        // of bucket 1 ([300, 301]); 1000 lies in bucket 2's slot [1000, 1003]. Bounds are
+        // clamped to the exact minimum and maximum.
+        let mut d = Distribution::default();
+        for v in [5, 300, 5, 301, 1000] {
+            d.record(v);
+        }
+        let slots: Vec<_> = d.slots().collect();
+        assert_eq!(slots, vec![(5, 5, 2), (300, 301, 2), (1000, 1000, 1)]);
+        assert_eq!(d.sum(), 1611);
+        assert_eq!(Distribution::default().slots().count(), 0);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn slots_hold_every_sample_within_their_bounds(
+            values in proptest::collection::vec(proptest::prop_oneof![0u64..600, 0u64..1_000_000_000, proptest::strategy::Just(4242u64)], 1..300)
+        ) {
+            let mut d = Distribution::default();
+            for &v in &values {
+                d.record(v);
+            }
+            let slots: Vec<_> = d.slots().collect();
+            proptest::prop_assert_eq!(slots.iter().map(|s| s.2).sum::<u64>(), values.len() as u64);
+            for w in slots.windows(2) {
+                proptest::prop_assert!(w[0].1 < w[1].0, "slots overlap: {:?}", w);
+            }
+            for (low, high, n) in &slots {
+                let inside = values.iter().filter(|&&v| *low <= v && v <= *high).count() as u64;
+                proptest::prop_assert_eq!(inside, *n);
+            }
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@
 mod distribution;
 mod flow;
 mod queue;
+pub mod series;
 
 pub use distribution::Distribution;
 pub use flow::FlowStats;

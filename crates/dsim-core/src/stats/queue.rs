@@ -101,6 +101,21 @@ impl ClassStats {
         self.area_bytes -= self.len_bytes as u128 * rest;
     }
 
+    /// The occupancy integrals over the part of [window start, `now`) inside the window,
+    /// in packet-ns and byte-ns, at any instant of the run (before `finish`): counted
+    /// ahead, they hold the queued packets to the window's end, so take back what lies
+    /// after `now`.
+    pub fn occupancy_until(&self, w: &Window, now: SimTime) -> (u128, u128) {
+        if self.closed {
+            return (self.area_pkts, self.area_bytes);
+        }
+        let ahead = w.overlap(now, w.end) as u128;
+        (
+            self.area_pkts - self.len_pkts as u128 * ahead,
+            self.area_bytes - self.len_bytes as u128 * ahead,
+        )
+    }
+
     /// Time-weighted mean occupancy over the window: (packets, bytes).
     pub fn mean_len(&self, w: &Window) -> (f64, f64) {
         let len = w.length().0 as f64;
@@ -130,6 +145,14 @@ impl PassedThrough {
             self.pkts += 1;
             self.bytes += bytes as u64;
         }
+    }
+
+    /// Packets and bytes counted and not yet added to the class.
+    pub fn pkts(&self) -> u64 {
+        self.pkts
+    }
+    pub fn bytes(&self) -> u64 {
+        self.bytes
     }
 
     /// Adds what was counted to `c`'s arrivals and departures, and starts again from 0.
@@ -194,6 +217,27 @@ mod tests {
         let (p, b) = c.mean_len(&w);
         assert_eq!(p, (1.0 * 50.0 + 2.0 * 50.0) / 100.0);
         assert_eq!(b, 15.0);
+    }
+
+    #[test]
+    fn occupancy_until_any_instant_is_the_integral_so_far() {
+        // Window [100, 300): packet a (10 B) queued from 50 to 120, b (20 B) from 110 on.
+        // By 150: a 20 ns, b 40 ns inside the window (60 packet-ns, 200 + 800 byte-ns); by
+        // 300: a 20 ns, b 190 ns (210 packet-ns, 200 + 3800 byte-ns).
+        let w = Window {
+            start: SimTime(100),
+            end: SimTime(300),
+        };
+        let mut c = ClassStats::default();
+        assert_eq!(c.occupancy_until(&w, SimTime(100)), (0, 0));
+        c.on_admitted(&w, SimTime(50), 10);
+        assert_eq!(c.occupancy_until(&w, SimTime(100)), (0, 0));
+        c.on_admitted(&w, SimTime(110), 20);
+        c.on_removed(&w, SimTime(120), 10, None);
+        assert_eq!(c.occupancy_until(&w, SimTime(150)), (60, 1000));
+        assert_eq!(c.occupancy_until(&w, SimTime(300)), (210, 4000));
+        c.finish(&w, SimTime(300));
+        assert_eq!(c.occupancy_until(&w, SimTime(300)), (210, 4000));
     }
 
     #[test]

@@ -17,3 +17,19 @@ pub fn str_col<'a>(t: &'a Table, name: &str) -> &'a [String] {
         other => panic!("no string column {name}: {other:?}"),
     }
 }
+
+/// The integer column `name` of `t`.
+pub fn u64_col<'a>(t: &'a Table, name: &str) -> &'a [u64] {
+    match t.column(name) {
+        Some(Column::U64(v)) => v,
+        other => panic!("no integer column {name}: {other:?}"),
+    }
+}
+
+/// The float column `name` of `t`.
+pub fn f64_col<'a>(t: &'a Table, name: &str) -> &'a [f64] {
+    match t.column(name) {
+        Some(Column::F64(v)) => v,
+        other => panic!("no float column {name}: {other:?}"),
+    }
+}

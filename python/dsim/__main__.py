@@ -1,0 +1,7 @@
+"""`python -m dsim`: the `dsim` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
