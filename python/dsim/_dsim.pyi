@@ -1,12 +1,12 @@
-"""Type stubs of the compiled module dsim._dsim (crates/dsim-py)."""
+# Type stubs of the compiled module dsim._dsim (crates/dsim-py/src/lib.rs);
+# tests/test_stub.py checks them against the module.
 
 from typing import Any
 
 __version__: str
 
 class ArrowTable:
-    """A result table exported through the Arrow PyCapsule interface."""
-
+    # A result table exported through the Arrow PyCapsule interface.
     def __arrow_c_array__(self, requested_schema: Any | None = None) -> tuple[Any, Any]: ...
     def __len__(self) -> int: ...
 

@@ -23,6 +23,7 @@ line, never with a traceback; 130 interrupted (Ctrl-C; a sweep keeps its finishe
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -291,16 +292,16 @@ CONDITIONERS_SHOWN = 10
 
 
 def _fmt(mean: float, ci: float, scale: float = 1.0, digits: int = 3) -> str:
-    if mean != mean:
+    if math.isnan(mean):
         return "-"
     text = f"{mean / scale:.{digits}f}"
-    if ci == ci:
+    if not math.isnan(ci):
         text += f" ± {ci / scale:.{digits}f}"
     return text
 
 
 def _count(v: float) -> str:
-    return "-" if v != v else f"{v:,.0f}"
+    return "-" if math.isnan(v) else f"{v:,.0f}"
 
 
 def print_run(con: Console, res: Any, every_row: bool = False) -> None:
@@ -401,12 +402,12 @@ def print_flows(con: Console, res: Any, s: Any, every_row: bool) -> None:
         ["flow", "src → dst", "DSCP", "offered Mbit/s", "throughput Mbit/s", "loss %", "delay mean ms", "delay p99 ms", "jitter p90 ms"],
         left=("flow", "src → dst", "DSCP"),
     )
-    for row, (src, dst, dscp, _) in zip(shown.itertuples(index=False), ends.itertuples(index=False)):
+    for row, (src, dst, dscp, _) in zip(shown.itertuples(index=False), ends.itertuples(index=False), strict=True):
         loss = 100 * row.dropped_pkts / row.sent_pkts if row.sent_pkts else float("nan")
         t.add_row(
             str(row.flow), f"{src} → {dst}", res.class_label(dscp),
             _fmt(row.offered_bps, row.offered_bps_ci, 1e6), _fmt(row.throughput_bps, row.throughput_bps_ci, 1e6),
-            "-" if loss != loss else f"{loss:.2f}",
+            "-" if math.isnan(loss) else f"{loss:.2f}",
             _fmt(row.delay_mean_ms, row.delay_mean_ms_ci), _fmt(row.delay_p99_ms, row.delay_p99_ms_ci), _fmt(row.jitter_p90_ms, row.jitter_p90_ms_ci),
         )
     con.print(t)
@@ -526,7 +527,7 @@ def print_sweep(con: Console, res, report) -> None:
             t.add_row(
                 str(row["point"]), *(str(row[a]) for a in res.axes), str(row["flow"]), str(row["n"]),
                 _fmt(row["throughput_bps"], row["throughput_bps_ci"], 1e6),
-                "-" if loss != loss else f"{loss:.2f}",
+                "-" if math.isnan(loss) else f"{loss:.2f}",
                 _fmt(row["delay_mean_ms"], row["delay_mean_ms_ci"]),
             )
         con.print(t)

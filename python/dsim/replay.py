@@ -24,6 +24,7 @@ network (docs/ties.md).
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -123,7 +124,7 @@ def _ecns(df: pd.DataFrame) -> np.ndarray:
     if "ecn" not in df.columns:
         return out
     for i, v in enumerate(df["ecn"]):
-        if v is None or (isinstance(v, float) and v != v) or v == "":
+        if v is None or (isinstance(v, float) and math.isnan(v)) or v == "":
             continue
         code = _ecn_code(v)
         if code is None:
@@ -138,7 +139,7 @@ def _colours(df: pd.DataFrame) -> np.ndarray:
     if "color" not in df.columns:
         return out
     for i, v in enumerate(df["color"]):
-        if v is None or (isinstance(v, float) and v != v) or v == "":
+        if v is None or (isinstance(v, float) and math.isnan(v)) or v == "":
             continue
         code = _COLOURS.get(str(v).lower())
         if code is None:

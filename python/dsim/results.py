@@ -137,13 +137,13 @@ class Results:
     arrow: dict[str, pa.Table] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_arrow(cls, tables: dict[str, Any], scenario: Any = None) -> "Results":
+    def from_arrow(cls, tables: dict[str, Any], scenario: Any = None) -> Results:
         arrow = {name: _arrow(tables[name]) for name in TABLES if name in tables}
         frames = {name: t.to_pandas() for name, t in arrow.items()}
         return cls(**frames, scenario=scenario, arrow=arrow)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> "Results":
+    def load(cls, path: str | os.PathLike[str]) -> Results:
         """The results `save` wrote into the folder `path` (Parquet or CSV), with the
         scenario that ran when the folder has it (scenario.toml)."""
         from .scenario import Scenario

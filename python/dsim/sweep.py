@@ -19,16 +19,17 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 from rich.console import Console
 
 from . import _dsim
-from .axes import Axis, base_scenario, point_scenario, prepare, scenario_defaults  # noqa: F401 (prepare, scenario_defaults: moved, still here)
+from .axes import Axis, base_scenario, point_scenario, prepare, scenario_defaults
 from .errors import DsimError
 from .executors import Executor, Task, TaskResult, make_executor
 from .progress import Monitor
@@ -37,7 +38,7 @@ from .scenario import Scenario
 from .stats import LEVEL, summarize
 from .store import DONE, FAILED, PENDING, SEED_FORMULA, Store, read_task
 
-__all__ = ["sweep", "load", "SweepResults", "SweepInterrupted", "run_tasks", "scenario_defaults"]
+__all__ = ["SweepInterrupted", "SweepResults", "load", "run_tasks", "scenario_defaults", "sweep"]
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -105,7 +106,7 @@ def sweep(
     new: bool = False,
     progress: bool = False,
     console: Console | None = None,
-) -> "SweepResults":
+) -> SweepResults:
     """Runs every point of a sweep `replications` times and returns the loaded results.
 
     scenario: a Scenario, a scenario file or TOML text; its ``[sweep]`` table gives axes.
@@ -280,8 +281,8 @@ def load(path: str | os.PathLike[str]) -> SweepResults:
             parts.setdefault(name, []).append(table.append_column("point", pa.array([t["point"]] * table.num_rows, pa.int64())) if table.num_columns else table)
     frames = {}
     for name, tabs in parts.items():
-        tabs = [t for t in tabs if t.num_columns]
-        df = pa.concat_tables(tabs, promote_options="default").to_pandas() if tabs else pd.DataFrame()
+        filled = [t for t in tabs if t.num_columns]
+        df = pa.concat_tables(filled, promote_options="default").to_pandas() if filled else pd.DataFrame()
         if not df.empty or len(df.columns):
             front = pd.DataFrame({"point": df.pop("point")})
             for key in axes:
