@@ -31,6 +31,7 @@ import itertools
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -105,7 +106,7 @@ class Design:
         if not self.axes:
             return [Point(0, {})]
         if self.mode == "zip":
-            combos = zip(*(a.values for a in self.axes), strict=True)  # check() made them equal
+            combos: Iterable[tuple[Any, ...]] = zip(*(a.values for a in self.axes), strict=True)  # check() made them equal
         else:
             combos = itertools.product(*(a.values for a in self.axes))
         return [Point(i, dict(zip(keys, c, strict=True))) for i, c in enumerate(combos)]
@@ -396,7 +397,7 @@ def scenario_defaults(sc: Scenario) -> tuple[int, int]:
     return _dsim.run_defaults(sc.to_toml())
 
 
-def prepare(scenario: Scenario | str | os.PathLike[str], axes: Any = None, mode: str | None = None, replications: int | None = None, seed: int | None = None) -> tuple[Scenario, Design, list, dict[int, str], int, int]:
+def prepare(scenario: Scenario | str | os.PathLike[str], axes: Any = None, mode: str | None = None, replications: int | None = None, seed: int | None = None) -> tuple[Scenario, Design, list[Point], dict[int, str], int, int]:
     """Reads and checks a sweep: (scenario, design, points, refused points, seed, replications)."""
     sc = load_scenario(scenario)
     design = design_for(sc, axes, mode)

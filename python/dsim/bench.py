@@ -42,7 +42,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "Benchmark",
@@ -93,7 +96,7 @@ class DumbbellFlow:
     @property
     def rtt_us(self) -> int:
         """Propagation round trip: 2 (access + bottleneck + destination access)."""
-        return 2 * (self.src_delay_us + DUMBBELL["bottleneck_delay_us"] + DUMBBELL["dst_delay_us"])
+        return 2 * (self.src_delay_us + int(DUMBBELL["bottleneck_delay_us"]) + int(DUMBBELL["dst_delay_us"]))
 
 
 #: The dumbbell's fixed parameters (the peers' scripts take the same values).
@@ -437,7 +440,7 @@ class Result:
     runs: list[Run] = field(default_factory=list)
 
     def median(self, attr: str) -> float:
-        return statistics.median(getattr(r, attr) for r in self.runs)
+        return float(statistics.median(getattr(r, attr) for r in self.runs))
 
     def spread(self, attr: str) -> tuple[float, float]:
         values = [getattr(r, attr) for r in self.runs]
@@ -547,7 +550,7 @@ def replications_speedup(b: Benchmark, replications: int, jobs: int) -> Replicat
     return Replications(b.name, replications, jobs, t1 - t0, t2 - t1, identical)
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
     return a.shape == b.shape and a.equals(b)
 
 

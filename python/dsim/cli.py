@@ -28,13 +28,17 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .errors import DsimError, ScenarioError
 from .plot import KINDS as PLOT_KINDS
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from .bench import Benchmark, Result, Run
+    from .executors import Executor
+    from .sweep import SweepReport, SweepResults
 
 # rich (and pandas behind the results) load only in the commands that print tables, so
 # that `dsim --version`, `--help` and `validate` answer at once.
@@ -104,7 +108,7 @@ def _seed(text: str) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's own errors: one line, exit 2
+    def error(self, message: str) -> NoReturn:  # argparse's own errors: one line, exit 2
         self.print_usage(sys.stderr)
         raise SystemExit(_err(message))
 
@@ -230,7 +234,7 @@ def _executor_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--dask", metavar="ADDR", help="run on Dask: tcp://host:port joins a running scheduler, local:N starts a LocalCluster of N workers")
 
 
-def _executor(args: argparse.Namespace):
+def _executor(args: argparse.Namespace) -> Executor:
     from .executors import make_executor
 
     return make_executor(f"dask:{args.dask}" if args.dask else None, args.jobs)
@@ -485,7 +489,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     out = _out_dir(args.out, sc.name, "-sweep")
     con = _console()
 
-    def started(report, ex) -> None:
+    def started(report: SweepReport, ex: Executor) -> None:
         con.print(
             f"Sweep of {sc.name}: {report.points} point(s) x {report.replications} replication(s) = {report.total} tasks "
             f"on {ex.describe()}; store {out}/"
@@ -512,7 +516,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_FAILED if report.failed else 0
 
 
-def print_sweep(con: Console, res, report) -> None:
+def print_sweep(con: Console, res: SweepResults, report: SweepReport) -> None:
     flows = res.tables.get("flows")
     s = res.summary("flows") if flows is not None and len(flows) else None
     if s is not None and len(s):
@@ -661,7 +665,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     con.print(f"dsim {info['dsim']} ({info['build']}) on {info['machine']}; {info['date']}; load average {info['load_avg_1_5_15']}", soft_wrap=True)
     start = time.perf_counter()
 
-    def on_run(b, r, run) -> None:
+    def on_run(b: Benchmark, r: int, run: Run) -> None:
         con.print(
             f"  {b.name} (run {r + 1}/{repeat}): {run.wall_s:.2f} s wall, {run.events / max(run.run_s, 1e-9) / 1e6:.1f} M events/s, "
             f"{run.maxrss_mb:.1f} MB", highlight=False,
@@ -688,7 +692,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0 if reps is None or reps.identical else EXIT_FAILED
 
 
-def print_bench(con: Console, results) -> None:
+def print_bench(con: Console, results: list[Result]) -> None:
     t = _table(
         "dsim bench (medians; wall time min-max over the repetitions)",
         ["scenario", "flows", "simulated s", "wall s", "CPU s", "sim s / wall s", "events", "M events/s",

@@ -65,9 +65,9 @@ class Task:
 
 @dataclass
 class TaskResult:
-    """What a task produced: its tables, or the error that stopped it."""
+    """What a task produced: its tables, or the error that stopped it (and no table)."""
 
-    tables: dict[str, pa.Table] | None
+    tables: dict[str, pa.Table]
     error: str | None = None
     #: "ScenarioError", "SimulationError", or the name of another exception.
     error_kind: str | None = None
@@ -95,7 +95,7 @@ def execute(toml: str, base_seed: int, coords: Sequence[int], progress: Hook | N
     try:
         raw = _dsim.run_task(toml, base_seed, list(coords), progress, capture_dir)
     except _DsimError as e:
-        return TaskResult(None, str(e), type(e).__name__, __version__)
+        return TaskResult({}, str(e), type(e).__name__, __version__)
     tables = {name: pa.Table.from_batches([pa.record_batch(t)]) for name, t in raw.items()}
     events = int(tables["run"].column("events")[0].as_py()) if "run" in tables and tables["run"].num_rows else 0
     return TaskResult(tables, None, None, __version__, events)
@@ -194,7 +194,7 @@ def _result_of(f: Future[TaskResult] | Any) -> TaskResult:
     try:
         return f.result()
     except Exception as e:  # noqa: BLE001 (any failure fails this task alone: a bug outside the simulator, or a lost Dask worker)
-        return TaskResult(None, f"{type(e).__name__}: {e}", type(e).__name__)
+        return TaskResult({}, f"{type(e).__name__}: {e}", type(e).__name__)
 
 
 class Dask(Executor):

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import tomli_w
@@ -64,7 +65,7 @@ def _times_ns(df: pd.DataFrame, time_unit: str) -> np.ndarray:
         col, scale = "time", _TIME_SCALE[time_unit]
     else:
         raise ScenarioError("the trace needs a `time` (with time_unit) or `time_ns` column", "trace", None, "missing time column")
-    t = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float) * scale
+    t: npt.NDArray[np.float64] = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float) * scale
     bad = np.flatnonzero(~np.isfinite(t) | (t < 0))
     if bad.size:
         i = int(bad[0])

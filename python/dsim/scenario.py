@@ -279,7 +279,7 @@ class Scenario:
 
     def to_toml(self) -> str:
         """The scenario as TOML text, in the schema of scenario files."""
-        if self._text_is_current():
+        if self._text is not None and self._text_is_current():
             return self._text
         try:
             return tomli_w.dumps(self.data)

@@ -75,7 +75,7 @@ def encode_task(tables: dict[str, pa.Table], meta: dict[str, Any]) -> pa.Table:
     names = list(tables)
     rows = {n: tables[n].num_rows for n in names}
     total = sum(rows.values())
-    arrays: dict[str, pa.Array] = {"_table": pa.array([n for n in names for _ in range(rows[n])], pa.string())}
+    arrays: dict[str, pa.Array[Any]] = {"_table": pa.array([n for n in names for _ in range(rows[n])], pa.string())}
     offset = 0
     for n in names:
         t = tables[n]
@@ -261,7 +261,7 @@ class Store:
     def entry(self, point: int, replication: int) -> dict[str, Any]:
         # Tasks are listed point by point, replication by replication.
         i = point * self.manifest["replications"] + replication
-        e = self.manifest["tasks"][i]
+        e: dict[str, Any] = self.manifest["tasks"][i]
         assert (e["point"], e["replication"]) == (point, replication)
         return e
 

@@ -157,7 +157,7 @@ def run_sweep(
     sc, design, points, refused, seed, replications = prepare(scenario, axes, mode, replications, seed)
     base = base_scenario(sc)
     tomls = {p.index: point_scenario(base, p).to_toml() for p in points if p.index not in refused}
-    manifest = {
+    manifest: dict[str, Any] = {
         "dsim_version": __version__,
         "scenario": {"name": sc.name, "source": sc.source, "hash": base.hash()},
         "base_seed": seed,
@@ -188,9 +188,8 @@ def run_sweep(
     def on_result(task: Task, result: TaskResult) -> None:
         point, rep = task.coords
         if result.ok and result.version != __version__:
-            result = TaskResult(None, f"the worker runs dsim {result.version}, this sweep {__version__}: install the same version everywhere", "VersionMismatch")
+            result = TaskResult({}, f"the worker runs dsim {result.version}, this sweep {__version__}: install the same version everywhere", "VersionMismatch")
         if result.ok:
-            assert result.tables is not None
             store.write(point, rep, result.tables)
             report.ran += 1
         else:
@@ -235,7 +234,7 @@ class SweepResults:
     report: SweepReport | None = field(default=None, repr=False)
 
     def __getattr__(self, name: str) -> pd.DataFrame:
-        tables = self.__dict__.get("tables", {})
+        tables: dict[str, pd.DataFrame] = self.__dict__.get("tables", {})
         if name in tables:
             return tables[name]
         raise AttributeError(name)
