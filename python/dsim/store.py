@@ -94,6 +94,7 @@ def read_task(path: Path, expect: dict[str, Any] | None = None) -> tuple[dict[st
     when the file is unreadable, partial, or not the file of the task `expect` describes."""
     try:
         wide = pq.read_table(path, page_checksum_verification=True)
+        wide.schema.names  # noqa: B018 (decoded lazily: a damaged footer's names fail here, not in a filter below)
     except Exception as e:  # noqa: BLE001 (truncated, corrupt, not Parquet at all: pyarrow raises many kinds)
         raise ValueError(f"unreadable: {type(e).__name__}: {e}") from None
     raw = (wide.schema.metadata or {}).get(b"dsim")
