@@ -267,9 +267,9 @@ def test_scheduler_specs_validate_and_split_the_codepoints() -> None:
     assert spec["type"] == "drr"
     assert [c.get("dscp") for c in spec["classes"]] == [["EF"], ["CS1"], ["BE"]]
     assert spec["classes"][-1]["default"] is True
-    with pytest.raises(ValueError, match="wrr-packets"):
+    with pytest.raises(ValueError, match="give the EF aggregate's mean packet size"):
         ef.scheduler_spec("wrr-packets", queues=5, share=share)
-    with pytest.raises(ValueError, match="fifo"):
+    with pytest.raises(ValueError, match="scheduler 'fifo': choose"):
         ef.scheduler_spec("fifo", queues=5, share=share)
 
 
