@@ -461,11 +461,13 @@ def token_bucket(
     rate: str,
     depth: str,
 ) -> dict[str, Any]:
-    """Two colours: green if the bucket holds the packet, red otherwise.
+    """`meter = { type = "token_bucket", ... }`: two colours, green if the bucket holds the
+    packet, red otherwise.
 
     Args:
-        rate: (undocumented) [a rate ("10Mbps"); required]
-        depth: (undocumented) [a size ("1500B", "64KB"); required]
+        rate: Token rate (the profile's rate). [a rate ("10Mbps"); required]
+        depth: Bucket depth; a packet larger than the depth is never green. [a size
+            ("1500B", "64KB"); required; range (0, inf)]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -479,11 +481,16 @@ def tsw(
     pout: str | None = None,
     avg_rate: str | None = None,
 ) -> dict[str, Any]:
-    """Seed 002's TSW estimator and probabilistic tagger: green (IN) or red (OUT).
+    """`meter = { type = "tsw", ... }`: seed 002's TSW estimator and probabilistic tagger,
+    green (IN) or red (OUT).
+
+    Document: draft-ibanez-diffserv-assured-eval-00.
 
     Args:
-        target: (undocumented) [a rate ("10Mbps"); required]
-        window: (undocumented) [a time ("10ms"); required]
+        target: target_rate: the profile's rate. [a rate ("10Mbps"); required; range (0,
+            inf)]
+        window: win_length: the time the estimator averages over. [a time ("10ms");
+            required; range (0, inf)]
         pout: What Pout's excess is divided by: `"target"` (seed 002, default) or
             `"avg_rate"` (Clark and Fang section 3.3, seed 001's tagger). [one of "target",
             "avg_rate"; default "target"]
@@ -502,12 +509,17 @@ def tsw3(
     *,
     avg_rate: str | None = None,
 ) -> dict[str, Any]:
-    """RFC 2859 TSW three colour marker: committed and peak target rates.
+    """`meter = { type = "tsw3", ... }`: RFC 2859's TSW three colour marker.
+
+    Document: RFC 2859.
 
     Args:
-        committed: (undocumented) [a rate ("10Mbps"); required]
-        peak: (undocumented) [a rate ("10Mbps"); required]
-        window: (undocumented) [a time ("10ms"); required]
+        committed: CTR, the committed target rate. [a rate ("10Mbps"); required; range (0,
+            inf); section 2]
+        peak: PTR, the peak target rate; at least CTR. [a rate ("10Mbps"); required; section
+            2]
+        window: The time the rate estimator averages over (its window length). [a time
+            ("10ms"); required; range (0, inf); section 4.1]
         avg_rate: The estimate's initial value, AVG_RATE: `committed` when absent (RFC 2859
             section 4.1, "AVG_RATE = CTR"; ns-2's TSW3CM). [a rate ("10Mbps")]
 
@@ -523,13 +535,18 @@ def srtcm(
     *,
     mode: str | None = None,
 ) -> dict[str, Any]:
-    """RFC 2697 single rate three colour marker.
+    """`meter = { type = "srtcm", ... }`: RFC 2697's single rate three colour marker.
+
+    Document: RFC 2697.
 
     Args:
-        cir: (undocumented) [a rate ("10Mbps"); required]
-        cbs: (undocumented) [a size ("1500B", "64KB"); required]
-        ebs: (undocumented) [a size ("1500B", "64KB"); required]
-        mode: (undocumented) [one of "blind", "aware"; default "blind"]
+        cir: Committed Information Rate (CIR). [a rate ("10Mbps"); required; section 2]
+        cbs: Committed Burst Size (CBS), the depth of bucket C. [a size ("1500B", "64KB");
+            required; section 2]
+        ebs: Excess Burst Size (EBS), the depth of bucket E. [a size ("1500B", "64KB");
+            required; section 2]
+        mode: `"blind"` (default) or `"aware"` of the colour packets arrive with. [one of
+            "blind", "aware"; default "blind"; section 1]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -544,14 +561,20 @@ def trtcm(
     *,
     mode: str | None = None,
 ) -> dict[str, Any]:
-    """RFC 2698 two rate three colour marker.
+    """`meter = { type = "trtcm", ... }`: RFC 2698's two rate three colour marker.
+
+    Document: RFC 2698.
 
     Args:
-        cir: (undocumented) [a rate ("10Mbps"); required]
-        cbs: (undocumented) [a size ("1500B", "64KB"); required]
-        pir: (undocumented) [a rate ("10Mbps"); required]
-        pbs: (undocumented) [a size ("1500B", "64KB"); required]
-        mode: (undocumented) [one of "blind", "aware"; default "blind"]
+        cir: Committed Information Rate (CIR). [a rate ("10Mbps"); required; section 2]
+        cbs: Committed Burst Size (CBS), the depth of bucket C. [a size ("1500B", "64KB");
+            required; range (0, inf); section 2]
+        pir: Peak Information Rate (PIR); at least the CIR. [a rate ("10Mbps"); required;
+            section 2]
+        pbs: Peak Burst Size (PBS), the depth of bucket P. [a size ("1500B", "64KB");
+            required; range (0, inf); section 2]
+        mode: `"blind"` (default) or `"aware"` of the colour packets arrive with. [one of
+            "blind", "aware"; default "blind"; section 1]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -563,12 +586,15 @@ def tb_shaper(
     depth: str,
     limit: str,
 ) -> dict[str, Any]:
-    """Token-bucket shaper with a finite buffer.
+    """`shaper = { type = "token_bucket", ... }`: a token-bucket shaper with a finite buffer.
 
     Args:
-        rate: (undocumented) [a rate ("10Mbps"); required]
-        depth: (undocumented) [a size ("1500B", "64KB"); required]
-        limit: (undocumented) [packets ("100p") or bytes ("64KB"); required]
+        rate: Token rate: the rate packets leave at, sustained. [a rate ("10Mbps");
+            required; range (0, inf)]
+        depth: Bucket depth: the largest burst sent at once; at least one packet. [a size
+            ("1500B", "64KB"); required; range (0, inf)]
+        limit: The buffer of packets waiting for tokens: packets ("100p") or bytes ("64KB").
+            [packets ("100p") or bytes ("64KB"); required; range (0, inf)]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -587,13 +613,20 @@ def _srras(
     """srRAS / G-srRAS (RFC 2963 sections 2.2, 3.2): rates in bit/s, thresholds and buffer in
     bytes, the EAR constant K a time.
 
+    Document: RFC 2963.
+
     Args:
-        cir: (undocumented) [a rate ("10Mbps"); required]
+        cir: Committed Information Rate of the srTCM downstream. [a rate ("10Mbps");
+            required; range (0, inf); section 2.2]
         mir: Default: the line rate of the shaper's output link. [a rate ("10Mbps")]
-        cir_th: (undocumented) [a size ("1500B", "64KB"); required]
-        mir_th: (undocumented) [a size ("1500B", "64KB"); required]
-        buffer: (undocumented) [a size ("1500B", "64KB"); required]
-        k: (undocumented) [a time ("10ms"); required]
+        cir_th: Occupancy threshold at which the rate rises from the CIR. [a size ("1500B",
+            "64KB"); required; section 2.2]
+        mir_th: Occupancy threshold at which the rate reaches the MIR. [a size ("1500B",
+            "64KB"); required; section 2.2]
+        buffer: Size of the shaper's tail-drop FIFO. [a size ("1500B", "64KB"); required;
+            range (0, inf); section 2.2]
+        k: The constant K of the EAR (the averaging time of the arrival rate estimate). [a
+            time ("10ms"); required; range (0, inf); section 2.3]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -613,15 +646,24 @@ def _trras(
 ) -> dict[str, Any]:
     """trRAS / G-trRAS (RFC 2963 sections 2.4, 3.4).
 
+    Document: RFC 2963.
+
     Args:
-        cir: (undocumented) [a rate ("10Mbps"); required]
-        pir: (undocumented) [a rate ("10Mbps"); required]
+        cir: Committed Information Rate of the trTCM downstream. [a rate ("10Mbps");
+            required; range (0, inf); section 2.4]
+        pir: Peak Information Rate of the trTCM downstream. [a rate ("10Mbps"); required;
+            range (0, inf); section 2.4]
         mir: Default: the line rate of the shaper's output link. [a rate ("10Mbps")]
-        cir_th: (undocumented) [a size ("1500B", "64KB"); required]
-        pir_th: (undocumented) [a size ("1500B", "64KB"); required]
-        mir_th: (undocumented) [a size ("1500B", "64KB"); required]
-        buffer: (undocumented) [a size ("1500B", "64KB"); required]
-        k: (undocumented) [a time ("10ms"); required]
+        cir_th: Occupancy threshold at which the rate rises from the CIR. [a size ("1500B",
+            "64KB"); required; section 2.4]
+        pir_th: Occupancy threshold at which the rate reaches the PIR. [a size ("1500B",
+            "64KB"); required; section 2.4]
+        mir_th: Occupancy threshold at which the rate reaches the MIR. [a size ("1500B",
+            "64KB"); required; section 2.4]
+        buffer: Size of the shaper's tail-drop FIFO. [a size ("1500B", "64KB"); required;
+            range (0, inf); section 2.4]
+        k: The constant K of the EAR (the averaging time of the arrival rate estimate). [a
+            time ("10ms"); required; range (0, inf); section 2.3]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -632,13 +674,15 @@ def ef_policer(
     rate: str | None = None,
     burst: str | None = None,
 ) -> dict[str, Any]:
-    """RFC 2598 section 3 EF edge policer.
+    """`ef_policer = { rate, burst }`: RFC 2598 section 3's EF edge policer.
+
+    Document: RFC 2598.
 
     Args:
         rate: The negotiated EF rate; 0 (the default) when none was negotiated. [a rate
-            ("10Mbps"); default "0bps"]
+            ("10Mbps"); default "0bps"; section 3]
         burst: Burst allowance (bucket depth); must be 0 when the rate is 0. [a size
-            ("1500B", "64KB"); default "0B"]
+            ("1500B", "64KB"); default "0B"; section 3]
 
     Keys left at None are left out of the table: the core's default applies.
     """

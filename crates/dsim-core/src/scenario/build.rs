@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::build_af;
+use super::build_conditioner;
 use super::schema::{AppSpec, CbrSpec, DirectionSpec, FlowSpec, LinkSpec, PoissonSpec, Scenario, TfrcSpec};
 use super::{capture, transport};
 use crate::app::TcpApp;
@@ -16,7 +16,7 @@ use crate::packet::{NodeId, PortId};
 use crate::params::{ConfigError, KeyPath, Params};
 use crate::sim::{Flow, Simulation, Transport};
 use crate::stats::{ClassStats, FlowStats, Window};
-use crate::time::{Duration, Fraction, Limit, Rate, SimTime};
+use crate::time::{Duration, Fraction, Rate, SimTime};
 use crate::transport::tcp::{TcpFlow, TcpParams};
 use crate::transport::tfrc::TfrcFlow;
 use crate::transport::udp::{MIN_DATAGRAM, UdpSender};
@@ -49,10 +49,10 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Simulation> {
         end: SimTime::ZERO + sc.duration,
     };
     let mut flows = build_flows(sc, &names, &net, seed, window, &root)?;
-    build_af::check_dscp_names(sc, &root)?;
+    build_conditioner::check_dscp_names(sc, &root)?;
     capture::attach_drops(sc, &mut net, &flows, &root)?;
     let captures = capture::build_captures(sc, &net, &root)?;
-    let conditioners = build_af::build_conditioners(sc, &names, &net, &flows, seed, &root)?;
+    let conditioners = build_conditioner::build_conditioners(sc, &names, &net, &flows, seed, &root)?;
     let mut sim = Simulation::new(net, std::mem::take(&mut flows), window);
     sim.capture_points = captures;
     sim.conditioners = conditioners;
@@ -227,17 +227,6 @@ fn build_port(
 pub(super) fn check_rate(rate: Rate, path: KeyPath) -> Result<()> {
     if rate.0 == 0 {
         return err(path, quoted(&rate.to_string()), "a rate must be greater than 0");
-    }
-    Ok(())
-}
-
-pub(super) fn check_limit(limit: Limit, path: KeyPath) -> Result<()> {
-    if limit.is_zero() {
-        return err(
-            path,
-            quoted(&limit.to_string()),
-            "a queue must hold at least one packet or byte",
-        );
     }
     Ok(())
 }
