@@ -702,10 +702,10 @@ def match(
     Args:
         flow: Flow names, or `[[flow]]` names (all the flows of a `count` group). [a list of
             a text; default []]
-        src: (undocumented) [a list of a text; default []]
-        dst: (undocumented) [a list of a text; default []]
-        dscp: (undocumented) [a list of a codepoint (a name such as "AF11" or a number
-            0-63); default []]
+        src: Source hosts. [a list of a text; default []]
+        dst: Destination hosts. [a list of a text; default []]
+        dscp: Codepoints the packet carries when it reaches the block. [a list of a
+            codepoint (a name such as "AF11" or a number 0-63); default []]
         direction: Default: forward (any for an EF policer). [one of "forward", "reverse",
             "any"]
 
@@ -722,8 +722,9 @@ def cbr(
     """Constant bit rate over UDP; `size` is the IP datagram size.
 
     Args:
-        rate: (undocumented) [a rate ("10Mbps"); required]
-        size: (undocumented) [a size ("1500B", "64KB"); required]
+        rate: Sending rate: one packet every size / rate. [a rate ("10Mbps"); required]
+        size: IP datagram size (IPv4 and UDP headers included, at least 28 B). [a size
+            ("1500B", "64KB"); required]
         spacing_variation: Each gap uniform in +-this fraction of the nominal spacing (RFC
             2598 A.3). [a fraction (0.1 or "10%"); default 0.0]
 
@@ -739,8 +740,10 @@ def poisson(
     """Poisson arrivals of fixed-size datagrams over UDP at mean `rate`.
 
     Args:
-        rate: (undocumented) [a rate ("10Mbps"); required]
-        size: (undocumented) [a size ("1500B", "64KB"); required]
+        rate: Mean sending rate: exponential gaps of mean size / rate. [a rate ("10Mbps");
+            required]
+        size: IP datagram size (IPv4 and UDP headers included, at least 28 B). [a size
+            ("1500B", "64KB"); required]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -759,10 +762,11 @@ def tfrc(
     others the flow's `dscp`.
 
     Args:
-        size: (undocumented) [a size ("1500B", "64KB"); required]
+        size: The TFRC segment size s: every datagram's IP size. [a size ("1500B", "64KB");
+            required]
         green: Share of packets tagged green, [0, 1]. [a number; default 0.0]
-        green_dscp: (undocumented) [a codepoint (a name such as "AF11" or a number 0-63);
-            default 3]
+        green_dscp: The codepoint of the green packets (the ABE green codepoint by default).
+            [a codepoint (a name such as "AF11" or a number 0-63); default 3]
         ecn: ECN-capable packets; CE marks count as losses. [true or false; default false]
 
     Keys left at None are left out of the table: the core's default applies.
@@ -777,7 +781,8 @@ def ftp(
     arrives).
 
     Args:
-        bytes: (undocumented) [a size ("1500B", "64KB")]
+        bytes: Bytes to transfer; absent: the sender always has data. [a size ("1500B",
+            "64KB")]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -794,11 +799,12 @@ def web(
     from `think`, again.
 
     Args:
-        response: (undocumented) [a table chosen by `type`: "constant", "exponential",
-            "lognormal", "pareto"; required]
-        think: (undocumented) [a table chosen by `type`: "constant", "exponential",
-            "lognormal", "pareto"; required]
-        request: (undocumented) [a size ("1500B", "64KB")]
+        response: The distribution of response sizes (payload bytes). [a table chosen by
+            `type`: "constant", "exponential", "lognormal", "pareto"; required]
+        think: The distribution of think times between a response and the next request. [a
+            table chosen by `type`: "constant", "exponential", "lognormal", "pareto";
+            required]
+        request: Payload bytes of each request (default 300B). [a size ("1500B", "64KB")]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -930,10 +936,13 @@ def drop(
     `occurrence` (default 1).
 
     Args:
-        flow: (undocumented) [a text; required]
-        packet: (undocumented) [a whole number]
-        segment: (undocumented) [a whole number]
-        occurrence: (undocumented) [a whole number]
+        flow: The flow whose packet is dropped. [a text; required]
+        packet: Drop the flow's n-th packet in its sending order (0-based; for TCP every
+            transmission, retransmissions included, has its own index). [a whole number]
+        segment: Drop the TCP data segment whose first byte is byte k * MSS of the stream,
+            at its `occurrence`-th crossing of this link direction. [a whole number]
+        occurrence: Which crossing of `segment` is dropped (1, the default: the first
+            transmission; 2: the first retransmission that gets here). [a whole number]
 
     Keys left at None are left out of the table: the core's default applies.
     """
