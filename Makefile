@@ -9,12 +9,26 @@ STAMP  := $(VENV)/.installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test build test-rust test-python bench bench-peers dist guide clean
+.PHONY: run test build lint lint-rust lint-python test-rust test-python bench bench-peers dist guide clean
 
 run: build
 	$(BIN)/dsim reproduce --out results
 
-test: build test-rust test-python
+test: lint test-rust test-python
+
+# Lints and types, before any test: rustfmt and clippy first (they need neither the virtual
+# environment nor the extension, so a slip fails before the build), then, once the build has
+# installed the `lint` extra, ruff and mypy --strict (both configured in pyproject.toml).
+# tests/test_stub.py checks the stubs of the compiled module against it.
+lint: lint-rust lint-python
+
+lint-rust:
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --release -- -D warnings
+
+lint-python: build
+	$(BIN)/ruff check
+	$(BIN)/mypy
 
 # Optimized, but with debug assertions and overflow checks on (in a target directory of
 # their own): a time that runs backwards or an integer that wraps fails the test that
@@ -32,7 +46,7 @@ test-python: build
 # build of `cargo test`). The profile is redone when a Rust source changes. `make PGO=0 ...`
 # builds without it: quicker to compile, 15-18 % slower to run.
 PGO ?= 1
-DEVELOP      := $(BIN)/maturin develop --release --extras test,dask --quiet
+DEVELOP      := $(BIN)/maturin develop --release --extras test,dask,lint --quiet
 PGO_PROFILE  := target/pgo/dsim.profdata
 RUST_SOURCES := Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml) $(wildcard python/dsim/scenarios/*/*.toml)
 

@@ -106,7 +106,7 @@ UNIT_WORDS = {
 def schema() -> dict[str, Any]:
     """The core's schema, from the built extension alone (the package imports what this
     script writes, so it is not imported)."""
-    import importlib.util  # noqa: PLC0415
+    import importlib.util
 
     found = sorted((ROOT / "python" / "dsim").glob("_dsim*.so"))
     if not found:
@@ -195,10 +195,10 @@ def builder_source(name: str, b: Builder, tables: dict[str, Any]) -> str:
     def param(k: dict[str, Any]) -> str:
         return f"{k['key']}: {hint(k['kind'])}" + ("" if k["required"] else " | None = None")
 
-    params = [param(k) for k in pos] + (["*"] + [param(k) for k in kw] if kw else [])
+    params = [param(k) for k in pos] + (["*", *(param(k) for k in kw)] if kw else [])
     lines = textwrap.wrap(one_line(t["doc"]).replace("\n\n", " ") or b.table, width=88)
     if t["document"]:
-        lines += [""] + textwrap.wrap(f"Document: {t['document']}.", width=88)
+        lines += ["", *textwrap.wrap(f"Document: {t['document']}.", width=88)]
     lines += ["", "Args:"]
     generic = b.table in GENERIC_UNIT
     for k in pos + kw:
@@ -259,7 +259,7 @@ def markdown_table(name: str, tables: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-MARKER = re.compile(r"(<!-- params (\S+) -->\n)(.*?)(<!-- /params -->)", re.S)
+MARKER = re.compile(r"(<!-- params (\S+) -->\n)(.*?)(<!-- /params -->)", re.DOTALL)
 
 
 def docs(tables: dict[str, Any]) -> dict[Path, str]:

@@ -176,7 +176,7 @@ def update() -> None:
     lines = GUIDE.read_text().split("\n")
     found = blocks("\n".join(lines))
     printed = [run(b, scratch) for b in found]  # in order: a plot needs its run first
-    for b, out in reversed(list(zip(found, printed))):
+    for b, out in reversed(list(zip(found, printed, strict=True))):
         if not matches(b.shown, out):
             lines[b.start : b.end] = elided_like(b.shown, out)
     GUIDE.write_text("\n".join(lines))

@@ -8,7 +8,7 @@ from importlib import resources
 import pytest
 
 import dsim
-from dsim import ScenarioError, Scenario, cbr, dsd, droptail, tfrc
+from dsim import Scenario, ScenarioError, cbr, droptail, dsd, tfrc
 
 
 def dumbbell(queue: dict, app: dict | None = None, dscp: int | None = dsim.ABE_GREEN_DSCP) -> Scenario:
@@ -58,7 +58,7 @@ def test_tfrc_source_runs_green_blue_or_mixed():
 
 
 @pytest.mark.parametrize(
-    ("queue", "path", "rule"),
+    "queue,path,rule",
     [
         (dsd("75KB", "0ms"), "link[1].queue.d", "greater than 0s"),
         (dsd("0p", "10ms"), "link[1].queue.buffer", "buffer must be greater than 0"),
@@ -91,7 +91,7 @@ def test_dsd_errors_name_key_and_rule(queue, path, rule):
 
 
 @pytest.mark.parametrize(
-    ("queue", "text"),
+    "queue,text",
     [
         ({**dsd("75KB", "10ms"), "dd": "1ms"}, "unknown field `dd`"),
         ({"type": "dsd", "buffer": "75KB"}, "missing field `d`"),

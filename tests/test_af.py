@@ -4,7 +4,8 @@ validation error of the RED / MRED queue specs, conditioners and codepoint names
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 

@@ -135,7 +135,7 @@ def test_criteria_on_the_published_figures() -> None:
     differ = []
     for n in range(1, 7):
         row, _ = af._published_row_from_figures(n)
-        differ += [(n, af.CRITERIA[i][:2]) for i, (a, b) in enumerate(zip(row, af.TABLE3[n])) if a != b]
+        differ += [(n, af.CRITERIA[i][:2]) for i, (a, b) in enumerate(zip(row, af.TABLE3[n], strict=True)) if a != b]
     assert differ == [(2, ("excess", "tcp"))]
 
 
@@ -170,7 +170,7 @@ def test_clark_fang_tagger_marks_half_of_a_1mbps_flow_in(tmp_path: Path) -> None
 def _rates(name: str, targets: list[str], duration: str = "80s", replications: int = 1, axes: dict | None = None) -> pd.DataFrame:
     sc = _scenario(name)
     sc.set("duration", duration)
-    res = dsim.sweep(sc, axes or {k: targets for k in TARGET_AXES}, mode="zip", replications=replications)
+    res = dsim.sweep(sc, axes or dict.fromkeys(TARGET_AXES, targets), mode="zip", replications=replications)
     r = af.aggregate_rates(res.flows)
     r["kind"] = r["aggregate"].str[:3]
     return r.groupby(["point", "kind"])["rate"].mean().unstack()

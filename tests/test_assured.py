@@ -190,7 +190,7 @@ def test_quick_family_runs_and_its_core_checks_pass(tmp_path: Path) -> None:
         assert failed == [], (name, failed)
         # Every miss carries its reason.
         assert [c.id for c in o.misses() if not c.note] == [], name
-        assert o.figures or name == "as-merge" or name == "as-tsw-vs-tb"
+        assert o.figures or name in {"as-merge", "as-tsw-vs-tb"}
     assert {"as", "af", "seed-002"} <= set(outcomes["as-rtt"].experiment.families)
     assert (tmp_path / "report.md").exists()
 

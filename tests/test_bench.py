@@ -28,7 +28,7 @@ def test_dumbbell_plan_spreads_rtt_and_starts() -> None:
     assert [f.assured for f in plan[:4]] == [True, False, True, False]
 
 
-@pytest.mark.parametrize("b", bench.suite(duration_s=1.5) + [bench.dumbbell(50, 1.5, aqm="red")], ids=lambda b: b.name)
+@pytest.mark.parametrize("b", [*bench.suite(duration_s=1.5), bench.dumbbell(50, 1.5, aqm="red")], ids=lambda b: b.name)
 def test_benchmark_scenarios_are_valid(b: bench.Benchmark) -> None:
     q = dsim.run(b.toml).queues
     port = q[q["port"] == b.bottleneck]

@@ -4,6 +4,7 @@ Python builder and from the CLI."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -148,7 +149,7 @@ def test_bad_python_arguments() -> None:
             dsim.run(sc, **kwargs)
         with pytest.raises(dsim.ScenarioError, match=words):
             dsim.sweep(sc, {"flow[0].app.rate": ["1Mbps"]}, **kwargs)
-    with pytest.raises(dsim.ScenarioError, match="scenario = 42: expected a dsim.Scenario, a scenario file's path or TOML text, not int"):
+    with pytest.raises(dsim.ScenarioError, match=re.escape("scenario = 42: expected a dsim.Scenario, a scenario file's path or TOML text, not int")):
         dsim.run(42)
     for call, words in (
         (lambda: dsim.replication_seed(True, 0), "seed = True"),

@@ -141,7 +141,7 @@ def test_run_prints_classes_and_the_bottleneck(thirty: tuple[Path, dsim.Results]
     assert classes == ["AF11", "BE", "EF"]
     ports = out.split("Ports:")[1].split("Flows:")[0]
     assert ports.startswith(" every port with traffic, most drops first")
-    first = [line for line in ports.splitlines() if line.startswith("│")][0]
+    first = next(line for line in ports.splitlines() if line.startswith("│"))
     assert first.split("│")[1].strip() == "R->B", "the port that queues most comes first"
     assert "Queues and precedences of these ports" in out, "the priority port's two queues"
 

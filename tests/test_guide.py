@@ -47,7 +47,7 @@ def test_every_example_runs_and_draws(example: Path, tmp_path: Path) -> None:
     if "sweep" in sc.data:
         sw = dsim.sweep(sc, replications=2, out=tmp_path / "sweep")
         assert sw.complete
-        [png] = write_sweep_figure(sw, tmp_path / "figures")
+        assert [p.name for p in write_sweep_figure(sw, tmp_path / "figures")] == ["sweep.png"]
     else:
         res = dsim.run(sc, replications=1, record=sc.data.get("record", True), capture_dir=tmp_path)
         assert res.flows["delivered_pkts"].sum() > 0

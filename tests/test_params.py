@@ -25,7 +25,7 @@ def test_generated_builders_and_doc_tables_are_up_to_date():
 
 def test_each_builder_takes_exactly_the_keys_of_its_table():
     sys.path.insert(0, str(ROOT / "scripts"))
-    import gen_params  # noqa: PLC0415
+    import gen_params
 
     tables = json.loads(_dsim.schema())["tables"]
     for name, b in gen_params.BUILDERS.items():

@@ -4,15 +4,15 @@ error of the RAS keys, the shipped LAN-interconnection scenario, and the quick r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
 import dsim
 from dsim import Scenario
-from dsim.reproduce import registry, run_experiments
-from dsim.reproduce import ras
+from dsim.reproduce import ras, registry, run_experiments
 
 
 def base(shaper: dict[str, Any] | None = None, meter: dict[str, Any] | None = None) -> Scenario:
@@ -112,7 +112,7 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ("sr-with-pir", lambda d: d["conditioner"][0].update(shaper={**SR, "pir": "2Mbps"}), "conditioner[0].shaper.pir", "unknown field"),
     ("sr-mir-th", lambda d: d["conditioner"][0].update(shaper={**SR, "mir_th": "2KB"}), "conditioner[0].shaper.mir_th", "RFC 2963 section 2.2"),
     ("unknown-type", lambda d: _shaper(d, type="gtrras"), "conditioner[0].shaper.type", "g_trras"),
-    ("green-without-meter", lambda d: _green_alone(d), "conditioner[0].shaper.type", "needs meter = { type = \"trtcm\""),
+    ("green-without-meter", _green_alone, "conditioner[0].shaper.type", "needs meter = { type = \"trtcm\""),
     ("green-wrong-meter", lambda d: d["conditioner"][0].update(shaper={**SR, "type": "g_srras"}), "conditioner[0].meter.type", "srTCM downstream (RFC 2963 section 3.3)"),
 ]
 

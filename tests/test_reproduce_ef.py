@@ -10,8 +10,6 @@ the large packets, more queues do not help) pass.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from dsim.reproduce import ef, registry, run_experiments

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from dsim.stats import summarize, t_half_width, t_quantile_two_sided
 
-
 # -- the Student-t quantile -----------------------------------------------------------------
 
 # Published two-sided quantiles t_{(1+level)/2, nu} (e.g. NIST/SEMATECH e-Handbook of
@@ -25,7 +24,7 @@ TABLE = [
 ]
 
 
-@pytest.mark.parametrize(("level", "nu", "want"), TABLE)
+@pytest.mark.parametrize("level,nu,want", TABLE)
 def test_t_quantile_matches_the_published_table(level: float, nu: int, want: float) -> None:
     assert round(t_quantile_two_sided(level, nu), 3) == want
 
@@ -64,7 +63,7 @@ def test_t_quantile_approaches_the_normal_one() -> None:
 
 def test_t_quantile_refuses_what_has_none() -> None:
     for level, nu in ((0.0, 3), (1.0, 3), (0.9, 0)):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=r"must lie in \(0, 1\) and nu .* be at least 1"):
             t_quantile_two_sided(level, nu)
 
 
@@ -72,8 +71,8 @@ def reference_summary(df: pd.DataFrame, by: list[str], columns: list[str], level
     """The summary's definition, group by group (what the vectorised one must equal)."""
     rows = []
     for key, g in df.groupby(by, sort=False, dropna=False):
-        key = key if isinstance(key, tuple) else (key,)
-        row = dict(zip(by, key), n=len(g))
+        values = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(by, values, strict=True), n=len(g))
         for c in columns:
             mean = float(g[c].mean())
             half = t_half_width(g[c].to_numpy(), level)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -227,8 +227,8 @@ def test_corrupt_partial_and_foreign_files_are_redone(tmp_path: Path) -> None:
     foreign = tasks / "p00001-r001.parquet"
     foreign.write_bytes((tasks / "p00000-r000.parquet").read_bytes())
     (tasks / ".p00000-r000.parquet.999.tmp").write_bytes(b"half")
-    for bad in (corrupt, partial, foreign):
-        with pytest.raises(ValueError):
+    for bad, why in ((corrupt, "^unreadable"), (partial, "^unreadable"), (foreign, "^belongs to another task")):
+        with pytest.raises(ValueError, match=why):
             read_task(bad, {"point": int(bad.name[1:6]), "replication": int(bad.name[8:11])})
     damaged = dsim.load(out)  # the three tasks are left out, and count as not done
     assert not damaged.complete and list(damaged.points["done"]) == [1, 0] and list(damaged.points["pending"]) == [1, 2]
@@ -356,7 +356,7 @@ def _resume_and_check(tmp_path: Path, out: Path, kept: dict[str, tuple[int, int]
     res = dsim.load(out)
     # Every task exactly once.
     assert res.complete
-    assert sorted(zip(res.run["point"], res.run["replication"])) == [(pt, r) for pt in range(8) for r in range(2)]
+    assert sorted(zip(res.run["point"], res.run["replication"], strict=True)) == [(pt, r) for pt in range(8) for r in range(2)]
     assert len(list((out / "tasks").glob("*.parquet"))) == 16 and not list((out / "tasks").glob("*.tmp"))
     # The tasks finished before the interruption were kept, not run again.
     for name, (ino, mtime) in kept.items():
@@ -413,7 +413,7 @@ def test_the_progress_hook_sees_the_run_advance_without_changing_it(tmp_path: Pa
     for name in ("flows", "queues", "drops"):  # NaN-aware, exact
         pd.testing.assert_frame_equal(pa.record_batch(with_hook[name]).to_pandas(), pa.record_batch(plain[name]).to_pandas(), check_exact=True)
     assert calls and calls[-1][0] == calls[-1][1] == 2.0
-    assert all(a[0] <= b[0] and a[2] <= b[2] for a, b in zip(calls, calls[1:]))
+    assert all(a[0] <= b[0] and a[2] <= b[2] for a, b in itertools.pairwise(calls))
     assert calls[-1][2] == pa.record_batch(plain["run"]).column("events")[0].as_py()
 
     class Stop(Exception):
@@ -447,7 +447,7 @@ def test_progress_bars_on_a_terminal_and_quiet_elsewhere(tmp_path: Path) -> None
     # Not a terminal: no bar.
     p = dsim_cli("sweep", str(tiny(tmp_path)), "--set", "flow[0].app.rate=1Mbps", "--out", str(tmp_path / "q"))
     assert p.returncode == 0 and "ETA" not in p.stdout and "events/s" not in p.stdout
-    assert os.path.exists(tmp_path / "q" / "manifest.json")
+    assert (tmp_path / "q" / "manifest.json").exists()
 
 
 def test_a_task_file_with_damaged_metadata_is_unreadable_not_a_crash(tmp_path: Path) -> None:
@@ -457,7 +457,7 @@ def test_a_task_file_with_damaged_metadata_is_unreadable_not_a_crash(tmp_path: P
     f = tmp_path / "task.parquet"
     table = pa.table({"_table": ["flows"]}).replace_schema_metadata({b"dsim": b"\x8a{not json"})
     pq.write_table(table, f)
-    with pytest.raises(ValueError, match="^unreadable dsim metadata: UnicodeDecodeError"):
+    with pytest.raises(ValueError, match=r"^unreadable dsim metadata: UnicodeDecodeError"):
         read_task(f)
 
 

@@ -346,8 +346,8 @@ def tcp_cells(r: dict) -> list[str]:
 
 
 def tcp_markdown(rows: list[dict], duration_s: float, seeds: int, date: str) -> str:
-    out = [f"TCP per connection, dsim SACK vs ns-2 2.35 Sack1, means per flow over {seeds} seed(s) of "
-           f"{duration_s:g} s ({date})", ""]
+    out = [(f"TCP per connection, dsim SACK vs ns-2 2.35 Sack1, means per flow over {seeds} seed(s) of "
+            f"{duration_s:g} s ({date})"), ""]
     cols = ("connections", "bottleneck", *TCP_COLUMNS)
     out += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for e in rows:

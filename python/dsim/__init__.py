@@ -129,6 +129,7 @@ __all__ = [
     "SimulationError",
     "SweepInterrupted",
     "SweepResults",
+    "__version__",
     "cbq",
     "cbq_class",
     "cbr",
@@ -177,5 +178,4 @@ __all__ = [
     "web",
     "wrr",
     "wrr_class",
-    "__version__",
 ]

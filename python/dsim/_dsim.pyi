@@ -1,16 +1,45 @@
-"""Type stubs of the compiled module dsim._dsim (crates/dsim-py)."""
+# Type stubs of the compiled module dsim._dsim (crates/dsim-py/src/lib.rs); tests/test_stub.py
+# checks them against the module (the names, every parameter, mypy's stubtest).
+# Sequences (Rust Vec<T>) accept any Python sequence; paths (Rust PathBuf) a str or a PathLike.
 
-from typing import Any
+import os
+from collections.abc import Callable, Sequence
+from typing import Any, final
+
+__all__ = [
+    "ArrowTable",
+    "__pgo__",
+    "__version__",
+    "bench_run",
+    "canonical_toml",
+    "derive_seed",
+    "dscp_name",
+    "parse_dscp",
+    "parse_quantity",
+    "read_pcap",
+    "replay",
+    "replay_kinds",
+    "replication_seed",
+    "run_defaults",
+    "run_task",
+    "scenario_hash",
+    "schema",
+    "validate",
+    "write_pcap",
+]
 
 __version__: str
+# Whether the extension was compiled with profile-guided optimization (`make build`).
+__pgo__: bool
 
+@final
 class ArrowTable:
-    """A result table exported through the Arrow PyCapsule interface."""
-
-    def __arrow_c_array__(self, requested_schema: Any | None = None) -> tuple[Any, Any]: ...
+    # A result table exported through the Arrow PyCapsule interface.
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[Any, Any]: ...
     def __len__(self) -> int: ...
 
 def validate(toml: str) -> None: ...
+def schema() -> str: ...
 def canonical_toml(toml: str) -> str: ...
 def scenario_hash(toml: str) -> str: ...
 def run_defaults(toml: str) -> tuple[int, int]: ...
@@ -21,23 +50,32 @@ def dscp_name(dscp: int) -> str: ...
 def replay_kinds() -> list[str]: ...
 def replay(
     config: str,
-    times_ns: list[int],
-    sizes: list[int],
-    dscps: list[int],
-    flows: list[int],
-    colors: list[int],
-    flow_names: list[str],
+    times_ns: Sequence[int],
+    sizes: Sequence[int],
+    dscps: Sequence[int],
+    flows: Sequence[int],
+    colors: Sequence[int],
+    flow_names: Sequence[str],
     rate: str | None = None,
     seed: int = 1,
+    ecns: Sequence[int] | None = None,
+    series: bool = False,
 ) -> ArrowTable: ...
-def derive_seed(base: int, coords: list[int]) -> int: ...
+def read_pcap(path: str | os.PathLike[str]) -> ArrowTable: ...
+def write_pcap(
+    source: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    rows: Sequence[int],
+    dscps: Sequence[int],
+    ecns: Sequence[int],
+    departs_ns: Sequence[int],
+) -> None: ...
+def derive_seed(base: int, coords: Sequence[int]) -> int: ...
 def run_task(
     toml: str,
     base_seed: int,
-    coords: list[int],
-    progress: Any | None = None,
-    capture_dir: str | None = None,
+    coords: Sequence[int],
+    progress: Callable[[float, float, int], object] | None = None,
+    capture_dir: str | os.PathLike[str] | None = None,
 ) -> dict[str, ArrowTable]: ...
-def bench_run(toml: str, seed: int, port: str) -> dict[str, float | int]: ...
-def read_pcap(path: str) -> ArrowTable: ...
-def write_pcap(source: str, out: str, rows: list[int], dscps: list[int], departs_ns: list[int]) -> None: ...
+def bench_run(toml: str, seed: int, port: str) -> dict[str, float]: ...

@@ -31,6 +31,7 @@ import itertools
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -39,7 +40,7 @@ from . import _dsim
 from .errors import MAX_REPLICATIONS, ScenarioError, check_integer
 from .scenario import _PATH_PART, Scenario, load_scenario
 
-__all__ = ["Axis", "Design", "Point", "MODES", "parse_axes", "parse_cli_axis", "design_for"]
+__all__ = ["MODES", "Axis", "Design", "Point", "design_for", "parse_axes", "parse_cli_axis"]
 
 MODES = ("cartesian", "zip")
 #: Most values one axis, and most points one sweep, may have (a guard against a typo in a
@@ -105,10 +106,10 @@ class Design:
         if not self.axes:
             return [Point(0, {})]
         if self.mode == "zip":
-            combos = zip(*(a.values for a in self.axes))
+            combos: Iterable[tuple[Any, ...]] = zip(*(a.values for a in self.axes), strict=True)  # check() made them equal
         else:
             combos = itertools.product(*(a.values for a in self.axes))
-        return [Point(i, dict(zip(keys, c))) for i, c in enumerate(combos)]
+        return [Point(i, dict(zip(keys, c, strict=True))) for i, c in enumerate(combos)]
 
     def size(self) -> int:
         if not self.axes:
@@ -123,7 +124,7 @@ class Design:
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "axes": [a.to_json() for a in self.axes]}
 
-    def check(self) -> "Design":
+    def check(self) -> Design:
         """Structural checks: mode, zipped lengths, number of points."""
         if self.mode not in MODES:
             raise _axis_error("mode", self.mode, f"the mode is one of {', '.join(MODES)}")
@@ -202,7 +203,7 @@ def expand_range(key: str, spec: dict[str, Any]) -> list[Any]:
 def _axis(key: str, value: Any) -> Axis:
     if not isinstance(key, str) or not _KEY_PATH.match(key):
         raise _axis_error(str(key), value, "an axis is a key path as it reads in a scenario file, such as flow[0].app.rate")
-    if key.split(".")[0].split("[")[0] == "sweep":
+    if key.split(".", maxsplit=1)[0].split("[", maxsplit=1)[0] == "sweep":
         raise _axis_error(key, value, "the sweep table cannot sweep itself")
     if isinstance(value, dict) and "range" in value:
         values = expand_range(key, value)
@@ -396,7 +397,7 @@ def scenario_defaults(sc: Scenario) -> tuple[int, int]:
     return _dsim.run_defaults(sc.to_toml())
 
 
-def prepare(scenario: Scenario | str | os.PathLike[str], axes: Any = None, mode: str | None = None, replications: int | None = None, seed: int | None = None) -> tuple[Scenario, Design, list, dict[int, str], int, int]:
+def prepare(scenario: Scenario | str | os.PathLike[str], axes: Any = None, mode: str | None = None, replications: int | None = None, seed: int | None = None) -> tuple[Scenario, Design, list[Point], dict[int, str], int, int]:
     """Reads and checks a sweep: (scenario, design, points, refused points, seed, replications)."""
     sc = load_scenario(scenario)
     design = design_for(sc, axes, mode)

@@ -30,6 +30,7 @@ With ``--repeat R`` each scenario runs R times; the table shows medians and the 
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import platform
@@ -37,24 +38,28 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "Benchmark",
     "DumbbellFlow",
     "ProcessMeasurement",
+    "cbr_chain",
     "dumbbell",
     "dumbbell_plan",
-    "cbr_chain",
-    "rashaper",
-    "suite",
+    "machine_info",
     "measure_process",
+    "rashaper",
     "run_benchmark",
     "run_suite",
-    "machine_info",
+    "suite",
 ]
 
 SEED = 1
@@ -91,7 +96,7 @@ class DumbbellFlow:
     @property
     def rtt_us(self) -> int:
         """Propagation round trip: 2 (access + bottleneck + destination access)."""
-        return 2 * (self.src_delay_us + DUMBBELL["bottleneck_delay_us"] + DUMBBELL["dst_delay_us"])
+        return 2 * (self.src_delay_us + int(DUMBBELL["bottleneck_delay_us"]) + int(DUMBBELL["dst_delay_us"]))
 
 
 #: The dumbbell's fixed parameters (the peers' scripts take the same values).
@@ -217,7 +222,7 @@ def cbr_chain(routers: int = 10, flows: int = 50, duration_s: float = 100.0) -> 
         "routers = [" + ", ".join(f'"{n}"' for n in names) + "]",
     ]
     path = ["A", *names, "B"]
-    for a, b in zip(path, path[1:]):
+    for a, b in itertools.pairwise(path):
         out += _link(a, b, 100_000_000, 1_000, None)
     out += [
         "[[flow]]",
@@ -435,7 +440,7 @@ class Result:
     runs: list[Run] = field(default_factory=list)
 
     def median(self, attr: str) -> float:
-        return statistics.median(getattr(r, attr) for r in self.runs)
+        return float(statistics.median(getattr(r, attr) for r in self.runs))
 
     def spread(self, attr: str) -> tuple[float, float]:
         values = [getattr(r, attr) for r in self.runs]
@@ -485,7 +490,7 @@ def machine_info() -> dict[str, Any]:
 
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     return {
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
         "python": platform.python_version(),
         "dsim": __version__,
@@ -502,7 +507,7 @@ def run_suite(
     so that a change in the machine's load spreads over all of them."""
     results = [Result(b.name, b.title, b.flows, b.simulated_s, b.bottleneck) for b in benchmarks]
     for r in range(repeat):
-        for b, res in zip(benchmarks, results):
+        for b, res in zip(benchmarks, results, strict=True):
             run = run_benchmark(b)
             if res.runs and run.events != res.runs[0].events:
                 raise RuntimeError(f"{b.name}: {run.events} events, {res.runs[0].events} before: the run is not deterministic")
@@ -545,7 +550,7 @@ def replications_speedup(b: Benchmark, replications: int, jobs: int) -> Replicat
     return Replications(b.name, replications, jobs, t1 - t0, t2 - t1, identical)
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
     return a.shape == b.shape and a.equals(b)
 
 

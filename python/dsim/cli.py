@@ -23,17 +23,22 @@ line, never with a traceback; 130 interrupted (Ctrl-C; a sweep keeps its finishe
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .errors import DsimError, ScenarioError
 from .plot import KINDS as PLOT_KINDS
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from .bench import Benchmark, Result, Run
+    from .executors import Executor
+    from .sweep import SweepReport, SweepResults
 
 # rich (and pandas behind the results) load only in the commands that print tables, so
 # that `dsim --version`, `--help` and `validate` answer at once.
@@ -103,7 +108,7 @@ def _seed(text: str) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse's own errors: one line, exit 2
+    def error(self, message: str) -> NoReturn:  # argparse's own errors: one line, exit 2
         self.print_usage(sys.stderr)
         raise SystemExit(_err(message))
 
@@ -229,7 +234,7 @@ def _executor_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--dask", metavar="ADDR", help="run on Dask: tcp://host:port joins a running scheduler, local:N starts a LocalCluster of N workers")
 
 
-def _executor(args: argparse.Namespace):
+def _executor(args: argparse.Namespace) -> Executor:
     from .executors import make_executor
 
     return make_executor(f"dask:{args.dask}" if args.dask else None, args.jobs)
@@ -291,16 +296,16 @@ CONDITIONERS_SHOWN = 10
 
 
 def _fmt(mean: float, ci: float, scale: float = 1.0, digits: int = 3) -> str:
-    if mean != mean:
+    if math.isnan(mean):
         return "-"
     text = f"{mean / scale:.{digits}f}"
-    if ci == ci:
+    if not math.isnan(ci):
         text += f" ± {ci / scale:.{digits}f}"
     return text
 
 
 def _count(v: float) -> str:
-    return "-" if v != v else f"{v:,.0f}"
+    return "-" if math.isnan(v) else f"{v:,.0f}"
 
 
 def print_run(con: Console, res: Any, every_row: bool = False) -> None:
@@ -401,12 +406,12 @@ def print_flows(con: Console, res: Any, s: Any, every_row: bool) -> None:
         ["flow", "src → dst", "DSCP", "offered Mbit/s", "throughput Mbit/s", "loss %", "delay mean ms", "delay p99 ms", "jitter p90 ms"],
         left=("flow", "src → dst", "DSCP"),
     )
-    for row, (src, dst, dscp, _) in zip(shown.itertuples(index=False), ends.itertuples(index=False)):
+    for row, (src, dst, dscp, _) in zip(shown.itertuples(index=False), ends.itertuples(index=False), strict=True):
         loss = 100 * row.dropped_pkts / row.sent_pkts if row.sent_pkts else float("nan")
         t.add_row(
             str(row.flow), f"{src} → {dst}", res.class_label(dscp),
             _fmt(row.offered_bps, row.offered_bps_ci, 1e6), _fmt(row.throughput_bps, row.throughput_bps_ci, 1e6),
-            "-" if loss != loss else f"{loss:.2f}",
+            "-" if math.isnan(loss) else f"{loss:.2f}",
             _fmt(row.delay_mean_ms, row.delay_mean_ms_ci), _fmt(row.delay_p99_ms, row.delay_p99_ms_ci), _fmt(row.jitter_p90_ms, row.jitter_p90_ms_ci),
         )
     con.print(t)
@@ -484,7 +489,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     out = _out_dir(args.out, sc.name, "-sweep")
     con = _console()
 
-    def started(report, ex) -> None:
+    def started(report: SweepReport, ex: Executor) -> None:
         con.print(
             f"Sweep of {sc.name}: {report.points} point(s) x {report.replications} replication(s) = {report.total} tasks "
             f"on {ex.describe()}; store {out}/"
@@ -511,7 +516,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_FAILED if report.failed else 0
 
 
-def print_sweep(con: Console, res, report) -> None:
+def print_sweep(con: Console, res: SweepResults, report: SweepReport) -> None:
     flows = res.tables.get("flows")
     s = res.summary("flows") if flows is not None and len(flows) else None
     if s is not None and len(s):
@@ -526,7 +531,7 @@ def print_sweep(con: Console, res, report) -> None:
             t.add_row(
                 str(row["point"]), *(str(row[a]) for a in res.axes), str(row["flow"]), str(row["n"]),
                 _fmt(row["throughput_bps"], row["throughput_bps_ci"], 1e6),
-                "-" if loss != loss else f"{loss:.2f}",
+                "-" if math.isnan(loss) else f"{loss:.2f}",
                 _fmt(row["delay_mean_ms"], row["delay_mean_ms_ci"]),
             )
         con.print(t)
@@ -660,7 +665,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     con.print(f"dsim {info['dsim']} ({info['build']}) on {info['machine']}; {info['date']}; load average {info['load_avg_1_5_15']}", soft_wrap=True)
     start = time.perf_counter()
 
-    def on_run(b, r, run) -> None:
+    def on_run(b: Benchmark, r: int, run: Run) -> None:
         con.print(
             f"  {b.name} (run {r + 1}/{repeat}): {run.wall_s:.2f} s wall, {run.events / max(run.run_s, 1e-9) / 1e6:.1f} M events/s, "
             f"{run.maxrss_mb:.1f} MB", highlight=False,
@@ -687,7 +692,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0 if reps is None or reps.identical else EXIT_FAILED
 
 
-def print_bench(con: Console, results) -> None:
+def print_bench(con: Console, results: list[Result]) -> None:
     t = _table(
         "dsim bench (medians; wall time min-max over the repetitions)",
         ["scenario", "flows", "simulated s", "wall s", "CPU s", "sim s / wall s", "events", "M events/s",

@@ -34,14 +34,14 @@ class ScenarioError(DsimError, ValueError):
         self.line = line
         self.file = file
 
-    def without_line(self) -> "ScenarioError":
+    def without_line(self) -> ScenarioError:
         """The same error without its line: for a text written from data (a built or edited
         scenario, a dict), whose lines are nobody's."""
         if self.line is None:
             return self
         return ScenarioError(str(self).removeprefix(f"line {self.line}: "), self.path, self.value, self.rule, None, self.file)
 
-    def in_file(self, file: str) -> "ScenarioError":
+    def in_file(self, file: str) -> ScenarioError:
         """The same error, its message prefixed with the file name."""
         return ScenarioError(f"{file}: {self}", self.path, self.value, self.rule, self.line, file)
 

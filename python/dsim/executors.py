@@ -27,16 +27,17 @@ from __future__ import annotations
 import os
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Self
 
 import pyarrow as pa
 
 from . import _dsim
 from .errors import DsimError, check_integer
 
-__all__ = ["Task", "TaskResult", "Executor", "Sequential", "Local", "Dask", "make_executor", "execute", "cores"]
+__all__ = ["Dask", "Executor", "Local", "Sequential", "Task", "TaskResult", "cores", "execute", "make_executor"]
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,9 @@ class Task:
 
 @dataclass
 class TaskResult:
-    """What a task produced: its tables, or the error that stopped it."""
+    """What a task produced: its tables, or the error that stopped it (and no table)."""
 
-    tables: dict[str, pa.Table] | None
+    tables: dict[str, pa.Table]
     error: str | None = None
     #: "ScenarioError", "SimulationError", or the name of another exception.
     error_kind: str | None = None
@@ -94,7 +95,7 @@ def execute(toml: str, base_seed: int, coords: Sequence[int], progress: Hook | N
     try:
         raw = _dsim.run_task(toml, base_seed, list(coords), progress, capture_dir)
     except _DsimError as e:
-        return TaskResult(None, str(e), type(e).__name__, __version__)
+        return TaskResult({}, str(e), type(e).__name__, __version__)
     tables = {name: pa.Table.from_batches([pa.record_batch(t)]) for name, t in raw.items()}
     events = int(tables["run"].column("events")[0].as_py()) if "run" in tables and tables["run"].num_rows else 0
     return TaskResult(tables, None, None, __version__, events)
@@ -122,13 +123,13 @@ class Executor(ABC):
     def run(self, tasks: Sequence[Task], on_result: OnResult, hook_for: Callable[[Task], Hook | None] | None = None) -> None:
         """Runs `tasks`, calling `on_result` for each as it finishes (any order)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (optional: only an executor that holds workers has something to close)
         pass
 
-    def __enter__(self) -> "Executor":
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
@@ -189,11 +190,11 @@ class Local(Executor):
         pool.shutdown(wait=True)
 
 
-def _result_of(f: "Future[TaskResult] | Any") -> TaskResult:
+def _result_of(f: Future[TaskResult] | Any) -> TaskResult:
     try:
         return f.result()
-    except Exception as e:  # a bug outside the simulator, or a lost Dask worker
-        return TaskResult(None, f"{type(e).__name__}: {e}", type(e).__name__)
+    except Exception as e:  # noqa: BLE001 (any failure fails this task alone: a bug outside the simulator, or a lost Dask worker)
+        return TaskResult({}, f"{type(e).__name__}: {e}", type(e).__name__)
 
 
 class Dask(Executor):
@@ -231,7 +232,7 @@ class Dask(Executor):
         self.workers = max(1, sum(self.client.nthreads().values()))
 
     def describe(self) -> str:
-        where = self.address or getattr(self.client, "scheduler", None) and self.client.scheduler.address
+        where = self.address or (getattr(self.client, "scheduler", None) and self.client.scheduler.address)
         threads = sum(self.client.nthreads().values())
         if threads == 0:  # tasks wait in the scheduler until a worker joins
             return f"Dask at {where}, no worker yet (tasks start when one joins: dask worker {where})"
@@ -267,7 +268,7 @@ def _count(text: str, what: str) -> int:
     return n
 
 
-def make_executor(spec: "str | int | Executor | Any | None" = None, jobs: int | None = None) -> Executor:
+def make_executor(spec: str | int | Executor | Any | None = None, jobs: int | None = None) -> Executor:
     """An executor from a description.
 
     None or "local": every core (`jobs` threads if given; `jobs` = 1 runs sequentially);

@@ -15,8 +15,9 @@ or kept open, and they draw the same in a script, a notebook or a headless CI.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .errors import ScenarioError
 
@@ -67,7 +68,7 @@ def _finish(ax: Axes, xlabel: str, ylabel: str, legend_title: str | None = None)
 
 def _mean_over_replications(df: pd.DataFrame, keys: list[str], values: list[str]) -> pd.DataFrame:
     """`values` per `keys` and interval, the mean over the replications."""
-    return df.groupby(keys + ["start_s", "end_s"], sort=False)[values].mean().reset_index()
+    return df.groupby([*keys, "start_s", "end_s"], sort=False)[values].mean().reset_index()
 
 
 def _stairs(ax: Axes, part: pd.DataFrame, column: str, scale: float = 1.0, **style: Any) -> None:
@@ -203,7 +204,7 @@ class Plotter:
 
         fig = Figure(figsize=(8.5, 1.0 + 2.6 * len(ports)), layout="constrained")
         axes = fig.subplots(len(ports), 1, squeeze=False, sharex=True)[:, 0]
-        for ax, port in zip(axes, ports):
+        for ax, port in zip(axes, ports, strict=True):
             part = s[s["port"] == port]
             unit = "packets" if (part["unit"] == "pkts").all() else "bytes"
             for i, ((queue, prec), g) in enumerate(part.groupby(["queue", "precedence"], sort=True)):
@@ -289,7 +290,7 @@ class Plotter:
 
         fig = Figure(figsize=(8.5, 1.2 + 2.6 * len(names)), layout="constrained")
         axes = fig.subplots(len(names), 1, squeeze=False, sharex=True)[:, 0]
-        for ax, name in zip(axes, names):
+        for ax, name in zip(axes, names, strict=True):
             part = m[m["conditioner"] == name]
             grid = part.pivot_table(index=["start_s", "end_s"], columns="color", values="rate_bps", aggfunc="sum").sort_index()
             edges = np.append(grid.index.get_level_values(0).to_numpy(), grid.index.get_level_values(1).to_numpy()[-1:])
@@ -329,7 +330,7 @@ def write_figures(results: Any, kinds: list[str] | None, out: Path, svg: bool = 
     """Draws `kinds` (default: every kind the results have data for) into the folder `out`
     as <kind>.png (and <kind>.svg); returns the files written."""
     plotter = Plotter(results)
-    kinds = plotter.available() if not kinds else kinds
+    kinds = kinds or plotter.available()
     for kind in kinds:
         if kind not in KINDS:
             rule = f"kinds: {', '.join(KINDS)}"
@@ -356,7 +357,7 @@ def sweep_figure(sweep: Any, columns: tuple[str, ...] = ("throughput_bps", "dela
     x_of = {p: i for i, p in enumerate(points["point"])}
     fig = Figure(figsize=(8.5, 1.0 + 2.8 * len(columns)), layout="constrained")
     panels = fig.subplots(len(columns), 1, squeeze=False, sharex=True)[:, 0]
-    for ax, column in zip(panels, columns):
+    for ax, column in zip(panels, columns, strict=True):
         scale, label = UNITS.get(column, (1.0, column))
         for i, flow in enumerate(dict.fromkeys(s["flow"])):
             g = s[s["flow"] == flow].sort_values("point")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, Self
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -116,12 +117,12 @@ class Monitor:
                 detail += f", {rate}"
         self._progress.update(self._bar, completed=completed, detail=detail)
 
-    def __enter__(self) -> "Monitor":
+    def __enter__(self) -> Self:
         if self._progress is not None:
             self._progress.start()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
             self._draw(force=True)
             self._progress.stop()

@@ -24,6 +24,7 @@ network (docs/ties.md).
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import tomli_w
@@ -63,7 +65,7 @@ def _times_ns(df: pd.DataFrame, time_unit: str) -> np.ndarray:
         col, scale = "time", _TIME_SCALE[time_unit]
     else:
         raise ScenarioError("the trace needs a `time` (with time_unit) or `time_ns` column", "trace", None, "missing time column")
-    t = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float) * scale
+    t: npt.NDArray[np.float64] = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float) * scale
     bad = np.flatnonzero(~np.isfinite(t) | (t < 0))
     if bad.size:
         i = int(bad[0])
@@ -123,7 +125,7 @@ def _ecns(df: pd.DataFrame) -> np.ndarray:
     if "ecn" not in df.columns:
         return out
     for i, v in enumerate(df["ecn"]):
-        if v is None or (isinstance(v, float) and v != v) or v == "":
+        if v is None or (isinstance(v, float) and math.isnan(v)) or v == "":
             continue
         code = _ecn_code(v)
         if code is None:
@@ -138,7 +140,7 @@ def _colours(df: pd.DataFrame) -> np.ndarray:
     if "color" not in df.columns:
         return out
     for i, v in enumerate(df["color"]):
-        if v is None or (isinstance(v, float) and v != v) or v == "":
+        if v is None or (isinstance(v, float) and math.isnan(v)) or v == "":
             continue
         code = _COLOURS.get(str(v).lower())
         if code is None:

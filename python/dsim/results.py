@@ -6,7 +6,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import pandas as pd
 import pyarrow as pa
@@ -62,6 +62,10 @@ CLASS_SUMS = ["sent_pkts", "delivered_pkts", "dropped_pkts", "offered_bps", "thr
 PORT_SUMS = ["arrivals_pkts", "departures_pkts", "dropped_pkts", "marks_pkts", "mean_len_pkts", "mean_len_bytes", "throughput_bps"]
 
 
+@overload
+def column_list(given: list[str] | str) -> list[str]: ...
+@overload
+def column_list(given: None) -> None: ...
 def column_list(given: list[str] | str | None) -> list[str] | None:
     return [given] if isinstance(given, str) else given
 
@@ -137,13 +141,13 @@ class Results:
     arrow: dict[str, pa.Table] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def from_arrow(cls, tables: dict[str, Any], scenario: Any = None) -> "Results":
+    def from_arrow(cls, tables: dict[str, Any], scenario: Any = None) -> Results:
         arrow = {name: _arrow(tables[name]) for name in TABLES if name in tables}
         frames = {name: t.to_pandas() for name, t in arrow.items()}
         return cls(**frames, scenario=scenario, arrow=arrow)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> "Results":
+    def load(cls, path: str | os.PathLike[str]) -> Results:
         """The results `save` wrote into the folder `path` (Parquet or CSV), with the
         scenario that ran when the folder has it (scenario.toml)."""
         from .scenario import Scenario
@@ -151,7 +155,7 @@ class Results:
         path = Path(path)
         if not path.is_dir():
             raise ScenarioError(f"{path}: not a folder of results (dsim run --out)", "results", str(path), "a folder that `dsim run` wrote")
-        frames: dict[str, pd.DataFrame] = {}
+        frames: dict[str, Any] = {}  # the DataFrame fields, by name
         for name in TABLES:
             if (path / f"{name}.parquet").exists():
                 frames[name] = pd.read_parquet(path / f"{name}.parquet")

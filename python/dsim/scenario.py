@@ -61,11 +61,9 @@ from ._params import (
     web,
     wrr_class,
 )
-
-
 from .errors import ScenarioError
 
-__all__ = [
+__all__ = [  # noqa: RUF022 (grouped by document, as the docs present them)
     "Scenario",
     "droptail",
     "cbr",
@@ -260,7 +258,7 @@ class Scenario:
     # -- reading and writing -------------------------------------------------------------
 
     @classmethod
-    def from_toml(cls, source: str | os.PathLike[str]) -> "Scenario":
+    def from_toml(cls, source: str | os.PathLike[str]) -> Scenario:
         """Reads a scenario file (a path) or TOML text. Syntax and schema are checked."""
         path = _as_path(source)
         text = _read_text(path) if path else str(source)
@@ -271,7 +269,7 @@ class Scenario:
         return sc
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Scenario":
+    def from_dict(cls, data: dict[str, Any]) -> Scenario:
         sc = cls()
         sc.data = copy.deepcopy(data)
         return sc
@@ -281,7 +279,7 @@ class Scenario:
 
     def to_toml(self) -> str:
         """The scenario as TOML text, in the schema of scenario files."""
-        if self._text_is_current():
+        if self._text is not None and self._text_is_current():
             return self._text
         try:
             return tomli_w.dumps(self.data)
@@ -295,12 +293,12 @@ class Scenario:
         directly, or through a table `get` returned)."""
         return self._text is not None and self.data == self._read
 
-    def copy(self) -> "Scenario":
+    def copy(self) -> Scenario:
         sc = Scenario.from_dict(self.data)
         sc.source = self.source
         return sc
 
-    def validate(self) -> "Scenario":
+    def validate(self) -> Scenario:
         """Checks every rule of the schema; raises ScenarioError naming key, value and rule
         (and the file and line, for a scenario read from a file and not edited since)."""
         try:
@@ -342,7 +340,7 @@ class Scenario:
 
     # -- editing ---------------------------------------------------------------------------
 
-    def set(self, path: str, value: Any) -> "Scenario":
+    def set(self, path: str, value: Any) -> Scenario:
         """Sets the value at a key path as it reads in a file: ``set("flow[0].app.rate", "2Mbps")``."""
         parts = [m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _PATH_PART.finditer(path)]
         if not parts:
@@ -375,11 +373,11 @@ class Scenario:
                 raise ScenarioError(f"{where}: no such entry in the scenario", where, None, "no such entry") from None
         return node
 
-    def hosts(self, *names: str) -> "Scenario":
+    def hosts(self, *names: str) -> Scenario:
         self.data["nodes"].setdefault("hosts", []).extend(names)
         return self
 
-    def routers(self, *names: str) -> "Scenario":
+    def routers(self, *names: str) -> Scenario:
         self.data["nodes"].setdefault("routers", []).extend(names)
         return self
 
@@ -394,7 +392,7 @@ class Scenario:
         loss: float | str | None = None,
         forward: dict[str, Any] | None = None,
         reverse: dict[str, Any] | None = None,
-    ) -> "Scenario":
+    ) -> Scenario:
         """A duplex link a <-> b. `queue` and `loss` apply to both directions unless
         `forward` (a -> b) or `reverse` (b -> a) override them (keys: rate, queue, loss)."""
         entry = _drop_none(
@@ -403,7 +401,7 @@ class Scenario:
         self.data.setdefault("link", []).append(entry)
         return self
 
-    def route(self, *path: str) -> "Scenario":
+    def route(self, *path: str) -> Scenario:
         """Traffic for the last node of `path` follows `path` from each of its nodes."""
         self.data.setdefault("route", []).append({"path": list(path)})
         return self
@@ -421,7 +419,7 @@ class Scenario:
         count: int | None = None,
         tcp: dict[str, Any] | None = None,
         **extra: Any,
-    ) -> "Scenario":
+    ) -> Scenario:
         """A flow from `src` to `dst` (or `count` identical ones named name.0, name.1 ...).
         `start` is a time or :func:`uniform`; `tcp` (see :func:`tcp`) configures an
         :func:`ftp` or :func:`web` flow's TCP."""
@@ -447,7 +445,7 @@ class Scenario:
         green: str | dict[str, Any] | None = None,
         yellow: str | dict[str, Any] | None = None,
         red: str | dict[str, Any] | None = None,
-    ) -> "Scenario":
+    ) -> Scenario:
         """A traffic conditioner at node `at`: `side` "egress" (default; at a host, what it
         sends) or "ingress" (a router's arriving packets), optionally on the link to/from
         `interface` only; one state for the aggregate, or one per matching flow with
@@ -472,14 +470,14 @@ class Scenario:
         self.data.setdefault("conditioner", []).append(entry)
         return self
 
-    def dscp(self, name: str, value: int) -> "Scenario":
+    def dscp(self, name: str, value: int) -> Scenario:
         """Names a codepoint: afterwards `name` stands for `value` wherever a DSCP is written."""
         self.data.setdefault("dscp", {})[name] = value
         return self
 
     def capture(
         self, *, port: str | None = None, node: str | None = None, name: str | None = None, snaplen: str | None = None
-    ) -> "Scenario":
+    ) -> Scenario:
         """A pcap capture of a link direction (`port` = "A->B", packets as they start
         transmission) or of a `node` (what it transmits and receives), written as
         `<name>-r<replication>.pcap` into the `capture_dir` given to :func:`dsim.run`;
@@ -544,7 +542,7 @@ def _is_valid_toml(text: str) -> bool:
     return True
 
 
-def load_scenario(source: "Scenario | str | os.PathLike[str]") -> Scenario:
+def load_scenario(source: Scenario | str | os.PathLike[str]) -> Scenario:
     """A Scenario from a Scenario, a scenario file path, or TOML text."""
     if isinstance(source, Scenario):
         return source

@@ -34,7 +34,7 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ import pyarrow.parquet as pq
 
 from .errors import DsimError
 
-__all__ = ["Store", "StoreMismatch", "encode_task", "read_task", "FORMAT", "SEED_FORMULA"]
+__all__ = ["FORMAT", "SEED_FORMULA", "Store", "StoreMismatch", "encode_task", "read_task"]
 
 FORMAT = "dsim-sweep/1"
 SEED_FORMULA = "seed(point p, replication r) = derive_seed(base_seed, [p, r]) (dsim.derive_seed)"
@@ -60,7 +60,7 @@ class StoreMismatch(DsimError):
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _canon(v: Any) -> str:
@@ -75,7 +75,7 @@ def encode_task(tables: dict[str, pa.Table], meta: dict[str, Any]) -> pa.Table:
     names = list(tables)
     rows = {n: tables[n].num_rows for n in names}
     total = sum(rows.values())
-    arrays: dict[str, pa.Array] = {"_table": pa.array([n for n in names for _ in range(rows[n])], pa.string())}
+    arrays: dict[str, pa.Array[Any]] = {"_table": pa.array([n for n in names for _ in range(rows[n])], pa.string())}
     offset = 0
     for n in names:
         t = tables[n]
@@ -94,7 +94,8 @@ def read_task(path: Path, expect: dict[str, Any] | None = None) -> tuple[dict[st
     when the file is unreadable, partial, or not the file of the task `expect` describes."""
     try:
         wide = pq.read_table(path, page_checksum_verification=True)
-    except Exception as e:  # truncated, corrupt, not Parquet at all
+        wide.schema.names  # noqa: B018 (decoded lazily: a damaged footer's names fail here, not in a filter below)
+    except Exception as e:  # noqa: BLE001 (truncated, corrupt, not Parquet at all: pyarrow raises many kinds)
         raise ValueError(f"unreadable: {type(e).__name__}: {e}") from None
     raw = (wide.schema.metadata or {}).get(b"dsim")
     if raw is None:
@@ -124,9 +125,9 @@ def _write_atomic(path: Path, write: Any) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         write(tmp)
-        with open(tmp, "rb+") as f:
+        with tmp.open("rb+") as f:
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        tmp.replace(path)
     finally:
         if tmp.exists():
             tmp.unlink()
@@ -146,7 +147,7 @@ class Store:
     # -- opening -------------------------------------------------------------------------
 
     @classmethod
-    def read(cls, path: str | os.PathLike[str]) -> "Store":
+    def read(cls, path: str | os.PathLike[str]) -> Store:
         """An existing store (for loading)."""
         path = Path(path)
         try:
@@ -160,7 +161,7 @@ class Store:
         return cls(path, manifest)
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], sweep: dict[str, Any], tasks: list[dict[str, Any]], *, scenario_text: str | None, new: bool = False) -> "Store":
+    def open(cls, path: str | os.PathLike[str], sweep: dict[str, Any], tasks: list[dict[str, Any]], *, scenario_text: str | None, new: bool = False) -> Store:
         """The store at `path` for the sweep `sweep` (everything of the manifest but the
         tasks) with the tasks `tasks` (point, replication, seed, and the error of points the
         validator refused): created, or resumed (finished task files verified and kept)."""
@@ -261,7 +262,7 @@ class Store:
     def entry(self, point: int, replication: int) -> dict[str, Any]:
         # Tasks are listed point by point, replication by replication.
         i = point * self.manifest["replications"] + replication
-        e = self.manifest["tasks"][i]
+        e: dict[str, Any] = self.manifest["tasks"][i]
         assert (e["point"], e["replication"]) == (point, replication)
         return e
 

@@ -19,16 +19,17 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 from rich.console import Console
 
 from . import _dsim
-from .axes import Axis, base_scenario, point_scenario, prepare, scenario_defaults  # noqa: F401 (prepare, scenario_defaults: moved, still here)
+from .axes import Axis, base_scenario, point_scenario, prepare, scenario_defaults
 from .errors import DsimError
 from .executors import Executor, Task, TaskResult, make_executor
 from .progress import Monitor
@@ -37,7 +38,7 @@ from .scenario import Scenario
 from .stats import LEVEL, summarize
 from .store import DONE, FAILED, PENDING, SEED_FORMULA, Store, read_task
 
-__all__ = ["sweep", "load", "SweepResults", "SweepInterrupted", "run_tasks", "scenario_defaults"]
+__all__ = ["SweepInterrupted", "SweepResults", "load", "run_tasks", "scenario_defaults", "sweep"]
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -105,7 +106,7 @@ def sweep(
     new: bool = False,
     progress: bool = False,
     console: Console | None = None,
-) -> "SweepResults":
+) -> SweepResults:
     """Runs every point of a sweep `replications` times and returns the loaded results.
 
     scenario: a Scenario, a scenario file or TOML text; its ``[sweep]`` table gives axes.
@@ -156,7 +157,7 @@ def run_sweep(
     sc, design, points, refused, seed, replications = prepare(scenario, axes, mode, replications, seed)
     base = base_scenario(sc)
     tomls = {p.index: point_scenario(base, p).to_toml() for p in points if p.index not in refused}
-    manifest = {
+    manifest: dict[str, Any] = {
         "dsim_version": __version__,
         "scenario": {"name": sc.name, "source": sc.source, "hash": base.hash()},
         "base_seed": seed,
@@ -187,9 +188,8 @@ def run_sweep(
     def on_result(task: Task, result: TaskResult) -> None:
         point, rep = task.coords
         if result.ok and result.version != __version__:
-            result = TaskResult(None, f"the worker runs dsim {result.version}, this sweep {__version__}: install the same version everywhere", "VersionMismatch")
+            result = TaskResult({}, f"the worker runs dsim {result.version}, this sweep {__version__}: install the same version everywhere", "VersionMismatch")
         if result.ok:
-            assert result.tables is not None
             store.write(point, rep, result.tables)
             report.ran += 1
         else:
@@ -234,7 +234,7 @@ class SweepResults:
     report: SweepReport | None = field(default=None, repr=False)
 
     def __getattr__(self, name: str) -> pd.DataFrame:
-        tables = self.__dict__.get("tables", {})
+        tables: dict[str, pd.DataFrame] = self.__dict__.get("tables", {})
         if name in tables:
             return tables[name]
         raise AttributeError(name)
@@ -280,8 +280,8 @@ def load(path: str | os.PathLike[str]) -> SweepResults:
             parts.setdefault(name, []).append(table.append_column("point", pa.array([t["point"]] * table.num_rows, pa.int64())) if table.num_columns else table)
     frames = {}
     for name, tabs in parts.items():
-        tabs = [t for t in tabs if t.num_columns]
-        df = pa.concat_tables(tabs, promote_options="default").to_pandas() if tabs else pd.DataFrame()
+        filled = [t for t in tabs if t.num_columns]
+        df = pa.concat_tables(filled, promote_options="default").to_pandas() if filled else pd.DataFrame()
         if not df.empty or len(df.columns):
             front = pd.DataFrame({"point": df.pop("point")})
             for key in axes:
