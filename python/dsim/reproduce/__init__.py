@@ -106,7 +106,7 @@ def judge(e: Experiment, mode: str, results: dict[tuple[str, str], Any], error: 
                 raise RuntimeError(f"set-up {s.name!r}: {res}")
             runs[s.name] = res
         runset = RunSet(mode, runs)
-        m = Measures(e.measure(runset))
+        m = outcome.measures = Measures(e.measure(runset))
         evaluate(e, mode, m, outcome)
         outcome.tables += [(t.title + f" ({t.unit}; {t.source})", published_beside_dsim(t, m, outcome)) for t in e.tables]
         if e.extra is not None:

@@ -266,7 +266,7 @@ registry.add(
             ),
             "flat-delay-400": Miss(
                 TESTBED,
-                "a FIFO's delay is its mean occupancy over the link rate: dsim's blue TCP keep the 75 KB buffer fuller "
+                "a FIFO's delay is its mean occupancy over the link rate: dsim's blue TCP keep the bottleneck's buffer fuller "
                 "({wait/4/flat:.0f}, {wait/8/flat:.0f}, {wait/16/flat:.0f} ms of wait with 4, 8, 16 connections) than the "
                 "testbed's; the document does not give its hosts' TCP windows or buffers (Linux hosts, section 6).",
             ),

@@ -183,7 +183,7 @@ registry.add(
             "remarking-under-3pct": Miss(
                 DOCUMENT,
                 "demoted / IN-marked packets: {demoted/10 AS:.2f} %, {demoted/25 AS:.2f} %, {demoted/40 AS:.2f} %, {demoted/all AS:.2f} % "
-                "(10, 25, 40, 50 AS). The document does not say in which setup it measured its rate, nor whether it is relative to "
+                "(10, 25, 40 AS and all AS). The document does not say in which setup it measured its rate, nor whether it is relative to "
                 "IN packets (as section 3.5's) or to all packets crossing the policer (about half as large here).",
             ),
         },
@@ -243,7 +243,7 @@ registry.add(
             ),
             "group-2.0-rate": Miss(
                 TESTBED,
-                "dsim's 2 Mbit/s connections send {out share/2:.1f} % of their packets OUT (bursts beyond the 20 KB bucket) and lose "
+                "dsim's 2 Mbit/s connections send {out share/2:.1f} % of their packets OUT (bursts beyond the profiler's bucket) and lose "
                 "only OUT packets ({in lost:.0f} IN packets lost in all runs); their mean RTT is {rtt/2:.0f} ms with RIO holding "
                 "{rio queue:.0f} packets, so each OUT loss halves a window that takes seconds to regrow: the document's own "
                 "explanation of the shortfall (section 3.2), stronger in dsim than in its ns-2 runs.",
@@ -370,10 +370,14 @@ registry.add(
 TABLE2_KBPS = (190, 168, 168, 170, 197, 151, 221, 160)
 
 
+#: The interval of the T1 queue's samples, ms.
+MERGE_SAMPLE_MS = 10
+
+
 def merge_setup() -> Setup:
     def edit(sc: Any) -> Any:
         i = next(i for i, link in enumerate(sc.data["link"]) if (link["from"], link["to"]) == ("r6", "r7"))
-        return sc.set(f"link[{i}].forward.queue.series", "10ms")
+        return sc.set(f"link[{i}].forward.queue.series", f"{MERGE_SAMPLE_MS}ms")
 
     return Setup("merge", "as/merge.toml", edit)
 
@@ -391,7 +395,7 @@ def merge_measure(runs: Any) -> dict[str, Any]:
         "IN early": (inq["drop_early_pkts"] + inq["drop_forced_pkts"]).to_numpy(), "IN overflow": inq["drop_overflow_pkts"].to_numpy(),
         "IN overflow pct": (100 * inq["drop_overflow_pkts"] / inq["arrivals_pkts"]).to_numpy(), "OUT overflow": outq["drop_overflow_pkts"].to_numpy(),
         "OUT early": outq["drop_early_pkts"].to_numpy(), "OUT forced": outq["drop_forced_pkts"].to_numpy(),
-        "OUT average": float(out[out["time_s"] >= 5]["avg"].mean()), "full pct": 100 * float((out["len"] >= 24).mean()),
+        "OUT average": float(out[out["time_s"] >= 5]["avg"].mean()), "full pct": 100 * float((out["len"] >= 24).mean()), "sample ms": MERGE_SAMPLE_MS,
     }  # fmt: skip
 
 
@@ -399,7 +403,7 @@ MERGE_BURSTS = Miss(
     TESTBED,
     "in dsim the T1's OUT average sits at {OUT average:.1f} packets, just under its max_th, so RIO drops OUT packets early "
     "({OUT early:.0f} per run) and by force ({OUT forced:.0f} per run) before the physical limit is reached; the queue is full "
-    "in {full pct:.2f} % of the samples taken every 10 ms, and no IN packet found it full. How bursty the merged traffic is "
+    "in {full pct:.2f} % of the samples taken every {sample ms:.0f} ms, and no IN packet found it full. How bursty the merged traffic is "
     "depends on figure 14's link rates and delays, which the text does not give (dsim's reconstruction: scenarios/as/merge.toml).",
 )
 registry.add(
@@ -510,7 +514,7 @@ registry.add(
             "tsw-cbr-exceeds-target": Miss(
                 DOCUMENT,
                 "the appendix's tagger marks OUT with probability (avg - target) / target; for a CBR above its target its estimator "
-                "converges to the CBR's rate, so the IN rate is R (2 - R/T), below T: dsim measures {IN rate/tsw/6:.2f} Mbit/s IN for a "
+                "converges to the CBR's rate, so the IN rate is R - R (R - T) / T, below T: dsim measures {IN rate/tsw/6:.2f} Mbit/s IN for a "
                 "CBR at 6 and a target of {tsw target:.0f} (the formula: {IN expected/6:.2f}). The document's claim does not follow "
                 "from its own algorithm for a steady CBR.",
             ),

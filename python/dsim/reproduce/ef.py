@@ -644,14 +644,14 @@ def wrr_miss(what: str) -> Miss:
         TESTBED,
         what + " dsim's WRR delays an EF packet by its wait for the EF queue's next turn plus the EF backlog ahead of it: with "
         "ns-2's allotments a round of every queue lasts {round 1.03:.1f} ms at the bottleneck at ratio 1.03, {round 1.5:.1f} ms at "
-        "1.5 and {round 3:.1f} ms at 3.0, against a 160 B packet time of {packet time 160:.1f} ms, and dsim's EF backlog rarely "
+        "1.5 and {round 3.0:.1f} ms at 3.0, against a 160 B packet time of {packet time 160:.1f} ms, and dsim's EF backlog rarely "
         "outlasts a turn, so its jitter follows the round. The document's large low-ratio cells need EF backlogs spanning "
         "several rounds; it does not give what made them (the WRR its authors built on ns-2's CBQ 'as a basis', CBQ's "
         "regulation of an overlimit class, the load on the hops before the bottleneck; issue 21 builds CBQ).",
     )
 
 
-FACTS = {"round 1.03": round_ms(1.03), "round 1.5": round_ms(1.5), "round 3": round_ms(3.0), "packet time 160": packet_time_ms(160, SUBSCRIBED_BPS)}
+FACTS = {"round 1.03": round_ms(1.03), "round 1.5": round_ms(1.5), "round 3.0": round_ms(3.0), "packet time 160": packet_time_ms(160, SUBSCRIBED_BPS)}
 
 
 # -- Table 1 --------------------------------------------------------------------------------------

@@ -610,6 +610,8 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     wall_s: float = 0.0
+    #: The quantities the checks were judged on (None if the experiment failed first).
+    measures: Measures | None = None
 
     def of_kind(self, kind: str) -> list[Check]:
         return [c for c in self.checks if c.kind == kind and c.counted]
@@ -636,8 +638,9 @@ def evaluate(e: Experiment, mode: str, m: Measures, outcome: Outcome) -> None:
         for r, c, p in t.cells():
             if mode == QUICK and t.quantity(r, c) not in m:
                 # A cell whose set-up runs in full mode only.
-                outcome.checks.append(Check(t.check_id(r, c), f"{t.title}: {t.row_label} {r}, {c}".replace(":  ", ": "), t.kind, "number", t.source, p.show(), "-",
-                                            "", FULL_ONLY, PASS, t.unit, None, p, reason="its set-up runs in full mode only"))
+                cid = t.check_id(r, c)
+                outcome.checks.append(Check(cid, f"{t.title}: {t.row_label} {r}, {c}".replace(":  ", ": "), t.kind, "number", t.source, p.show(), "-",
+                                            "", FULL_ONLY, MISS if cid in e.expected else PASS, t.unit, None, p, reason="its set-up runs in full mode only"))
                 continue
             s = m[t.quantity(r, c)]
             band = t.band_of(r, c)

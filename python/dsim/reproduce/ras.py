@@ -235,7 +235,9 @@ registry.add(
         "ras-tr", "trRAS with CBS 3 KB: throughput by colour (Tables A.2, A.3)", SOURCE + ", A.2", FAMILY,
         setups=[lan("tr")], measure=customer_measures, quick=QUICK_RUNS, full=FULL_RUNS,
         tables=colour_tables((2, 3), "tr", TABLE_A2, TABLE_A3, "trRAS"), claims=shaping_claims("trRAS", "tr", "trRAS", green_share=True),
-        expected=colour_misses("tr", 2, 3, {"C1": ("green", "yellow", "total")}, {"C5": 2, "C9": 3, "C10": 3}),
+        expected=colour_misses("tr", 2, 3, {"C1": ("green", "yellow", "total")}, {"C9": 3, "C10": 3}),
+        full_only={"A.2-C5-yellow": "dsim's yellow for C5 sits within a few hundredths of a Mbit/s of the band's lower edge: "
+                                    "the quick runs' noise puts it on either side, the full runs inside"},
         doc="C1-C5 with a trTCM only, C6-C10 with a trRAS in front of it, every CBS 3 KB (two packets): the rate of green, "
         "yellow and total traffic leaving each customer router.",
     )
@@ -289,13 +291,17 @@ GOODPUT = Miss(
     "the goodput follows the throughput by colour (ras-tr, ras-gtr): dsim's unshaped customer with the smallest CIR gets "
     "{goodput/{name} 3/C1:.2f} Mbit/s at a CBS of three KB against {pub.goodput/{name} 3/C1:.2f}, for the reasons given there.",
 )
-SHAPED_LARGE_CBS = Miss(
-    TESTBED,
-    f"dsim's trRAS-shaped 2 Mbit/s customer keeps {{goodput/tr cbs {LARGE}/C6:.2f}} Mbit/s at a CBS of {LARGE} KB against ns-2's "
-    f"{{pub.goodput/tr cbs {LARGE}/C6:.2f}}: it loses less to its shaper than in ns-2, though still less than the unshaped customer "
-    f"of the same CIR (C6/C1 {{goodput ratio/tr cbs {LARGE}/C6:.2f}}; the next claim). What a shaper's queue costs a TCP depends on "
-    "the RAS thresholds, K and buffer the document leaves open (ras-sensitivity runs other choices).",
-)
+def shaped_large_cbs(cbs: int) -> Miss:
+    """The trRAS-shaped customer of the smallest CIR (C6) at a large CBS, above ns-2's goodput."""
+    return Miss(
+        TESTBED,
+        f"dsim's trRAS-shaped C6 keeps {{goodput/tr cbs {cbs}/C6:.2f}} Mbit/s at a CBS of {cbs} KB against ns-2's "
+        f"{{pub.goodput/tr cbs {cbs}/C6:.2f}}: it loses less to its shaper than in ns-2, though still less than the unshaped customer "
+        f"of the same CIR (C6/C1 {{goodput ratio/tr cbs {cbs}/C6:.2f}}; A.4-large-cbs). What a shaper's queue costs a TCP depends "
+        "on the RAS thresholds, K and buffer the document leaves open (ras-sensitivity runs other choices).",
+    )
+
+
 registry.add(
     Experiment(
         "ras-tr-cbs", "trRAS: goodput versus CBS (Table A.4)", SOURCE + ", A.2, Table A.4", FAMILY,
@@ -306,7 +312,7 @@ registry.add(
             Claim("A.4-large-cbs", f"CBS {LARGE} KB, trRAS: 'With a very large CBS, the performance decreases when the shaper is in use' ('slightly': C6/C1 and C8/C3 goodput below 1, above 0.7)",
                   "A.2, A.4", All([p for _, s in PAIRS for p in (below(f"goodput ratio/tr cbs {LARGE}/{s}", 1.0), above(f"goodput ratio/tr cbs {LARGE}/{s}", 0.7))])),
         ],  # fmt: skip
-        expected={"A.4-3-C1": Miss(GOODPUT.cls, GOODPUT.reason.replace("{name}", "tr cbs")), f"A.4-{LARGE}-C6": SHAPED_LARGE_CBS},
+        expected={"A.4-3-C1": Miss(GOODPUT.cls, GOODPUT.reason.replace("{name}", "tr cbs")), **{f"A.4-{c}-C6": shaped_large_cbs(c) for c in (75, 150, 200, 300, LARGE)}},
         doc="The CBS of every customer router from 3 to 400 KB (PBS = 2 CBS).",
     )
 )
