@@ -212,12 +212,16 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory):
     return get
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("family", FAMILIES)
-def test_family_verdicts_are_the_expected_ones(family: str, quick_report) -> None:
-    report, _ = quick_report(family)
-    assert [o.experiment.name for o in report.outcomes] == [e.name for e in registry.select([family])]
-    for o in report.outcomes:
+@pytest.fixture(params=[pytest.param(f, marks=pytest.mark.slow) for f in FAMILIES])
+def outcomes(request: pytest.FixtureRequest, quick_report) -> list[Outcome]:
+    """The outcomes of one family's experiments in quick mode."""
+    report, _ = quick_report(request.param)
+    assert [o.experiment.name for o in report.outcomes] == [e.name for e in registry.select([request.param])]
+    return report.outcomes
+
+
+def test_family_verdicts_are_the_expected_ones(outcomes: list[Outcome]) -> None:
+    for o in outcomes:
         assert o.error is None, (o.experiment.name, o.error, o.notes)
         missed = {c.id for c in o.checks if c.verdict == MISS and c.kind == REPRODUCTION}
         # The experiment's expected misses, less those quick mode does not decide.
@@ -227,11 +231,8 @@ def test_family_verdicts_are_the_expected_ones(family: str, quick_report) -> Non
         assert [(c.id, c.verdict) for c in o.unexpected()] == [], o.experiment.name
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("family", FAMILIES)
-def test_every_published_cell_and_claim_is_a_check(family: str, quick_report) -> None:
-    report, _ = quick_report(family)
-    for o in report.outcomes:
+def test_every_published_cell_and_claim_is_a_check(outcomes: list[Outcome]) -> None:
+    for o in outcomes:
         e = o.experiment
         assert [c.id for c in o.checks] == e.check_ids()
         for c in o.checks:
@@ -262,11 +263,8 @@ def coordinates(names: list[str]) -> set[str]:
     return out
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("family", FAMILIES)
-def test_reasons_state_no_number_the_run_did_not_compute(family: str, quick_report) -> None:
-    report, _ = quick_report(family)
-    for o in report.outcomes:
+def test_reasons_state_no_number_the_run_did_not_compute(outcomes: list[Outcome]) -> None:
+    for o in outcomes:
         e = o.experiment
         allowed = coordinates(list(o.measures or {})) | {str(k) for t in e.tables for k in (*t.rows, *t.columns)}
         for key, template in [(k, m.reason) for k, m in e.expected.items()] + [(k, v) for k, v in e.full_only.items()] + [("note", n) for n in e.notes]:
@@ -286,3 +284,10 @@ def test_the_report_is_written_three_ways(quick_report) -> None:
     figures = sum(len(o.figures) for o in report.outcomes)
     assert figures and html.count("src='data:image/png;base64,") == figures
     assert "http" not in html.replace("http-equiv", "")
+
+
+def test_the_docs_example_is_the_code() -> None:
+    # docs/reproduce.md shows the M/D/1 experiment as the whole of an experiment: it must be queueing.py's.
+    root = Path(__file__).resolve().parent.parent
+    block = (root / "docs" / "reproduce.md").read_text().split("```python\n", 1)[1].split("```", 1)[0]
+    assert block in (root / "python" / "dsim" / "reproduce" / "queueing.py").read_text()

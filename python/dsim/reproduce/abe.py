@@ -191,12 +191,12 @@ ROW4 = Miss(
 
 def loss_miss(row: Any, col: str) -> Miss:
     """A green-loss cell below the testbed's, as the flat FIFO of the same row is."""
+    flat = f"under flat best effort, which has no ABE in it, {{loss/{row}/flat:.2f}} % against {{pub.loss/{row}/flat:.2f}} %"
+    here = flat if col == "flat" else f"{{loss/{row}/{col}:.2f}} % against the testbed's {{pub.loss/{row}/{col}:.2f}} %, and {flat}"
     return Miss(
         TESTBED,
-        f"dsim's green loses {{loss/{row}/{col}:.2f}} % against the testbed's {{pub.loss/{row}/{col}:.2f}} %, and under flat "
-        f"best effort, which has no ABE in it, {{loss/{row}/flat:.2f}} % against {{pub.loss/{row}/flat:.2f}} %: the gap lies "
-        "in the FIFO and the TCP that every column shares. Section 6 gives neither its hosts' TCP (Linux) nor how dummynet "
-        "counts its buffer (the packet on the wire, Kbytes of which size), which set how full the TCPs keep it.",
+        f"dsim's green loses {here}: the gap lies in the FIFO and the TCP that every column shares. Section 6 gives neither "
+        "its hosts' TCP (Linux) nor how dummynet counts its buffer (the packet on the wire, Kbytes of which size), which set how full the TCPs keep it.",
     )
 
 
