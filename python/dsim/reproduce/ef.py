@@ -597,16 +597,25 @@ def row_setups(row: Any, n: int, kind: str, sizes: Sequence[int] = EF_PACKET_SIZ
     return [Setup(f"{row}/{size}", "ef/figure6.toml", edit(size), label, modes) for size in sizes]
 
 
+def is_document_row(row: str) -> bool:
+    """A row of the document's tables ("PQ", a ratio, a number of flows or queues), not a
+    dsim-only sensitivity set-up ("near 1.0", "drr 1.5", "sens 2", ...)."""
+    return row == "PQ" or re.fullmatch(r"[0-9.]+", row) is not None
+
+
 def jitter_measures(runs: Any) -> dict[str, Any]:
-    """``p50_<size>/<row>`` and ``p90_<size>/<row>`` (% of the target's packet time) per
-    set-up ``<row>/<size>``; EF packets dropped at routers over every run."""
-    out: dict[str, Any] = {"EF drops": float(sum(ef_network_drops(runs[name]) for name in runs))}
+    """``p50_<size>/<row>`` and ``p90_<size>/<row>`` (% of the target's packet time) and
+    ``EF drops/<row>/<size>`` (EF packets dropped at routers, over its runs) per set-up
+    ``<row>/<size>``; ``EF drops``: over the runs of the document's rows."""
+    out: dict[str, Any] = {}
     for name in runs:
         row, size = name.rsplit("/", 1)
         f = runs[name].flows
         f = f[f["flow"] == target_name(int(size))].sort_values("replication")
         out[f"p50_{size}/{row}"] = f["jitter_p50_pct"].to_numpy()
         out[f"p90_{size}/{row}"] = f["jitter_p90_pct"].to_numpy()
+        out[f"EF drops/{name}"] = float(ef_network_drops(runs[name]))
+    out["EF drops"] = sum(v for k, v in out.items() if k.startswith("EF drops/") and is_document_row(k.split("/")[1]))
     return out
 
 
@@ -628,7 +637,7 @@ def jitter_tables(tid: str, title: str, source: str, rows: tuple[Any, ...], data
     return out
 
 
-NO_EF_LOSS = Claim("no-ef-loss", "'none of the EF packets were dropped in the network' (every run)", "A.3.2", below("EF drops", 0.5))
+NO_EF_LOSS = Claim("no-ef-loss", "'none of the EF packets were dropped in the network' (every run of the document's rows)", "A.3.2", below("EF drops", 0.5))
 
 
 def pq_best(rows: Sequence[Any], sizes: Sequence[int] = EF_PACKET_SIZES) -> list[Claim]:
@@ -712,7 +721,10 @@ def t2_setups(mode: str) -> list[Setup]:
 def t2_extra(runs: Any, m: Any) -> list[tuple[str, pd.DataFrame]]:
     if not runs.full:
         return []
-    show = lambda row, cols=COLUMNS: {c: m[f"{c}/{row}"].show() for c in cols}  # noqa: E731
+    def show(row: Any, cols: Sequence[str] = COLUMNS) -> dict[str, Any]:
+        drops = sum(m[k].mean for k in m if k.startswith(f"EF drops/{row}/"))
+        return {c: m[f"{c}/{row}"].show() for c in cols} | {"EF drops in the network": fmt(drops)}
+
     alt = [{"WRR": label, "ratio": r, **show(f"{key} {r}".strip() if key else r)} for key, label in [("", f"{WRR} (the rows above)")] + list(SENSITIVITY_WRR.items()) + [("share", "the bottleneck's share on every hop")] for r in RATIOS]
     near = [{"ratio": r, **show(f"near {r}")} for r in NEAR_ONE] + [{"ratio": "1.03, EF regulated to its allotment on every hop", **show("regulated")}]
     sens = [{"variant": label, "change": what, **show(f"sens {i}", ("p50_160", "p90_160"))} for i, (label, what) in enumerate(SENSITIVITY)]
@@ -744,11 +756,11 @@ registry.add(
         ],  # fmt: skip
         expected={
             "t2-1500-1.03-p50": wrr_miss("dsim's cell: {p50_1500/1.03:.1f} % against {pub.p50_1500/1.03:.0f} %."),
-            "falls-p50_1500": wrr_miss("dsim's median jitter of the 1500 B target hardly moves from 1.03 to 1.5 ({p50_1500/1.03:.1f}, "
-                                       "{p50_1500/1.3:.1f}, {p50_1500/1.5:.1f} %): its EF queue is served at every turn already at 1.03."),
         } | {f"levels-off-{c}": wrr_miss(f"dsim's {c} keeps falling beyond 1.5 ({{{c}/1.5:.1f}} at 1.5, {{{c}/3.0:.1f}} at 3.0) because ns-2's "
                                          "allotments shorten the round as the others' share falls below half a packet, served as one "
                                          "packet every second visit.") for c in ("p50_1500", "p90_1500", "p50_160")},
+        full_only={"falls-p50_1500": "dsim's median of the 1500 B target falls by less than a tenth from 1.03 to 1.5, about as much "
+                                     "as the quick runs' intervals: the full runs resolve it"},
         extra=t2_extra,
         doc="8 microflows, five queues (four non-EF), service/arrival 1.03 ... 3.0 on every router hop; PQ. Full mode adds "
         "other readings of the WRR (labelled sensitivity set-ups), the ratio just above 1, a regulated EF class, and what "
@@ -774,8 +786,8 @@ registry.add(
                     "A.3.1", above(f"{p}_1500/8", f"{p}_1500/2")) for p in ("p50", "p90")],
             NO_EF_LOSS,
         ],  # fmt: skip
-        expected={"t3-1500-2-p90": wrr_miss("dsim's cell: {p90_1500/2:.1f} % against {pub.p90_1500/2:.0f} %, with the EF queue and "
-                                            "one other, the shortest round.")},
+        full_only={"t3-1500-2-p90": "dsim's cell lies within a few tenths of a point of the band's lower edge: the quick runs put "
+                                    "it on either side, the full runs inside"},
         doc="8 microflows, service/arrival 1.03, 2, 4, 6, 8 queues at every router hop (the background split among the "
         "non-EF ones); PQ with 8 flows. The 1500 B target only, as the table.",
     )
