@@ -34,6 +34,11 @@ def cell(s: Any) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
+def dates(quick: dict[str, Any], full: dict[str, Any]) -> str:
+    q, f = quick["date"][:10], full["date"][:10]
+    return q if q == f else f"{q} and {f}"
+
+
 def counted(e: dict[str, Any], kind: str) -> str:
     checks = [c for c in e["checks"] if c["kind"] == kind and c["verdict"] != "full only"]
     return f"{sum(c['verdict'] == 'pass' for c in checks)} / {len(checks)}" if checks else "-"
@@ -51,7 +56,7 @@ def block(family: str, skip: set[str], quick: dict[str, Any], full: dict[str, An
         raise SystemExit(f"{family}: unexpected verdicts or errors {wrong}: fix them before documenting")
     fq, ff = quick["families"][family], full["families"][family]
     out = [
-        f"`dsim reproduce {family}` (quick) and `dsim reproduce {family} --full`, runs of {quick['date'][:10]} and {full['date'][:10]} "
+        f"`dsim reproduce {family}` (quick) and `dsim reproduce {family} --full`, runs of {dates(quick, full)} "
         f"({fq['wall_s']:.0f} s and {ff['wall_s']:.0f} s of runs on the shared 2-core machine): **{fq['reproduction']['passed']} of "
         f"{fq['reproduction']['checks']}** published numbers and claims reproduced in quick mode, **{ff['reproduction']['passed']} of "
         f"{ff['reproduction']['checks']}** in full mode; invariants {ff['invariant']['passed']} / {ff['invariant']['checks']}, set-up "
@@ -146,8 +151,8 @@ def summary(quick: dict[str, Any], full: dict[str, Any]) -> str:
     (qp, qn), (fp, fn) = total(fq), total(ff)
     out = [
         f"Quick mode: **{qp} of {qn} published numbers and claims reproduced**; full mode: **{fp} of {fn}**. Checks passed / "
-        f"checks, quick; full (quick: `make run` of {quick['date'][:10]}; full: `dsim reproduce FAMILY --full`, runs of "
-        f"{full['date'][:10]}; seconds of runs on the shared 2-core machine):",
+        f"checks, quick; full (quick: `make run`; full: `dsim reproduce FAMILY --full`; runs of {dates(quick, full)}, seconds of "
+        "runs on the shared 2-core machine):",
         "",
         "| family | reproductions | invariants | set-up checks | expected misses | runs s |",
         "|---|---|---|---|---|---|",

@@ -339,6 +339,14 @@ def test_vll_rows() -> None:
     assert [c["quantum"] for c in bottleneck["classes"]] == ["4500B", "750B", "750B", "750B", "750B"]
 
 
+def test_the_other_queues_turns_shrink_with_the_ratio() -> None:
+    # 5 queues at 1.03: the others' ns-2 allotments of 1312.5 B per visit served as 1313 B
+    # quanta, 4 x 1313 B at 1.5 Mbit/s; at 3.0 each is below half a packet: 750 B.
+    assert ef.others_turns_ms(1.03) == pytest.approx(4 * 1313 * 8 / 1.5e6 * 1e3)
+    assert ef.others_turns_ms(3.0) == pytest.approx(4 * 750 * 8 / 1.5e6 * 1e3)
+    assert ef.others_turns_ms(1.03) > ef.others_turns_ms(1.5) > ef.others_turns_ms(3.0)
+
+
 def test_jitter_measures_and_table_4() -> None:
     from types import SimpleNamespace
 

@@ -69,6 +69,8 @@ def test_sample_is_the_mean_and_the_student_t_half_width() -> None:
     # One replication (or a published number): no interval.
     assert Sample.of(7.0) == Sample(7.0, 0.0, 1)
     assert math.isnan(Sample.of([]).mean)
+    assert Sample.of([0.1 + 0.2] * 5).half == 0.0
+    assert Sample(94.6, 8.68e-15).show() == "94.6" and Sample(94.6, 0.105).show() == "94.6 ±0.105"
 
 
 def test_band_is_the_widest_of_its_parts() -> None:

@@ -619,11 +619,12 @@ def jitter_measures(runs: Any) -> dict[str, Any]:
     return out
 
 
-def round_ms(ratio: float, queues: int = 5) -> float:
-    """A full WRR round at the bottleneck (every queue its quantum), ms: 5 queues at 1.03,
-    2318 + 4 x 1313 B at 1.5 Mbit/s = 40.4 ms."""
-    spec = scheduler_spec(WRR, queues=queues, share=ef_share(ratio))
-    return sum(int(c["quantum"].removesuffix("B")) for c in spec["classes"]) * 8 / BOTTLENECK_BPS * 1e3
+def others_turns_ms(ratio: float, queues: int = 5) -> float:
+    """How long the non-EF queues' turns of one WRR round last at the bottleneck, ms: the
+    longest an EF packet that finds its queue empty waits for its turn. 5 queues at 1.03:
+    4 x 1313 B at 1.5 Mbit/s = 28.0 ms; at 3.0, 4 x 750 B = 16.0 ms."""
+    ef, *others = scheduler_spec(WRR, queues=queues, share=ef_share(ratio))["classes"]
+    return sum(int(c["quantum"].removesuffix("B")) for c in others) * 8 / BOTTLENECK_BPS * 1e3
 
 
 def jitter_tables(tid: str, title: str, source: str, rows: tuple[Any, ...], data: dict[Any, Sequence[float]], label: str, sizes: Sequence[int] = EF_PACKET_SIZES, logx: bool = False) -> list[Table]:
@@ -652,15 +653,15 @@ def wrr_miss(what: str) -> Miss:
     return Miss(
         TESTBED,
         what + " dsim's WRR delays an EF packet by its wait for the EF queue's next turn plus the EF backlog ahead of it: with "
-        "ns-2's allotments a round of every queue lasts {round 1.03:.1f} ms at the bottleneck at ratio 1.03, {round 1.5:.1f} ms at "
-        "1.5 and {round 3.0:.1f} ms at 3.0, against a 160 B packet time of {packet time 160:.1f} ms, and dsim's EF backlog rarely "
-        "outlasts a turn, so its jitter follows the round. The document's large low-ratio cells need EF backlogs spanning "
+        "ns-2's allotments the other queues' turns last up to {turns 1.03:.1f} ms at the bottleneck at ratio 1.03, {turns 1.5:.1f} ms "
+        "at 1.5 and {turns 3.0:.1f} ms at 3.0 (a 160 B packet time is {packet time 160:.1f} ms), and dsim's EF backlog rarely "
+        "outlasts a turn, so its jitter follows that wait. The document's large low-ratio cells need EF backlogs spanning "
         "several rounds; it does not give what made them (the WRR its authors built on ns-2's CBQ 'as a basis', CBQ's "
         "regulation of an overlimit class, the load on the hops before the bottleneck; issue 21 builds CBQ).",
     )
 
 
-FACTS = {"round 1.03": round_ms(1.03), "round 1.5": round_ms(1.5), "round 3.0": round_ms(3.0), "packet time 160": packet_time_ms(160, SUBSCRIBED_BPS)}
+FACTS = {f"turns {r}": others_turns_ms(r) for r in (1.03, 1.5, 3.0)} | {"packet time 160": packet_time_ms(160, SUBSCRIBED_BPS)}
 
 
 # -- Table 1 --------------------------------------------------------------------------------------
@@ -757,7 +758,7 @@ registry.add(
         expected={
             "t2-1500-1.03-p50": wrr_miss("dsim's cell: {p50_1500/1.03:.1f} % against {pub.p50_1500/1.03:.0f} %."),
         } | {f"levels-off-{c}": wrr_miss(f"dsim's {c} keeps falling beyond 1.5 ({{{c}/1.5:.1f}} at 1.5, {{{c}/3.0:.1f}} at 3.0) because ns-2's "
-                                         "allotments shorten the round as the others' share falls below half a packet, served as one "
+                                         "allotments shorten the other queues' turns as their share falls below half a packet, served as one "
                                          "packet every second visit.") for c in ("p50_1500", "p90_1500", "p50_160")},
         full_only={"falls-p50_1500": "dsim's median of the 1500 B target falls by less than a tenth from 1.03 to 1.5, about as much "
                                      "as the quick runs' intervals: the full runs resolve it"},

@@ -65,7 +65,8 @@ class Sample:
         v = np.atleast_1d(np.asarray(values, dtype=float))
         if v.size == 0:
             return cls(math.nan, math.nan, 0)
-        half = float(t_half_width(v)) if v.size > 1 else 0.0
+        # Equal values have no spread (not a rounding residue of one).
+        half = float(t_half_width(v)) if v.size > 1 and np.ptp(v) > 0 else 0.0
         return cls(float(np.mean(v)), half, int(v.size))
 
     @property
@@ -80,7 +81,8 @@ class Sample:
         return format(self.mean, spec)
 
     def show(self) -> str:
-        if self.half > 0:
+        # A half width at the float's resolution is no interval (equal values, summed apart).
+        if self.half > 1e-9 * max(abs(self.mean), 1.0):
             return f"{fmt(self.mean)} ±{fmt(self.half)}"
         return fmt(self.mean)
 
