@@ -14,7 +14,6 @@ import pytest
 
 import dsim
 from dsim.reproduce import af_tcp_udp as af
-from dsim.reproduce import registry, run_experiments
 
 FOLDER = resources.files("dsim") / "scenarios" / "af-tcp-udp"
 TARGET_AXES = [f"conditioner[{k}].meter.target" for k in range(4)]
@@ -203,19 +202,3 @@ def test_decoupled_scenario_5_udp_follows_dp2_max_threshold() -> None:
     udp = r["udp"].to_list()
     assert udp[0] < udp[1] < udp[2], udp
     assert udp[2] - udp[0] > 0.2, udp
-
-
-@pytest.mark.slow
-def test_family_quick(tmp_path: Path) -> None:
-    """The whole family in quick mode: no experiment errors, Table 3 printed, and the key
-    checks pass."""
-    report = run_experiments(registry.select(["af-tcp-udp"]), out=tmp_path)
-    assert [o.error for o in report.outcomes] == [None] * len(report.outcomes)
-    names = [o.experiment.name for o in report.outcomes]
-    assert names == [f"af-s{n}" for n in range(1, 7)] + ["af-table3", "af-decoupled"]
-    verdicts = {(o.experiment.name, c.id): c.verdict for o in report.outcomes for c in o.checks}
-    for key in [("af-s5", "udp-starved-nov"), ("af-s1", "udp-gains"), ("af-decoupled", "udp-follows-dp2-maxth"), ("af-s2", "udp-starved-nov")]:
-        assert verdicts[key] == "pass", key
-    table3 = next(o for o in report.outcomes if o.experiment.name == "af-table3")
-    assert any(title.startswith("Table 3") for title, _ in table3.tables)
-    assert (tmp_path / "figures" / "af-s1-rates.png").exists()

@@ -1,5 +1,5 @@
 """Seed 002 (draft-ibanez-diffserv-assured-eval-00): the scenario files say what the document
-says, and the quick family runs with its core checks passing."""
+says (the family's verdicts: tests/test_reproduce.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 
 import dsim
 from dsim.reproduce import assured_topology as topo
-from dsim.reproduce import registry, run_experiments
 
 AS_DIR = Path(topo.SCENARIO_DIR)
 
@@ -166,46 +165,3 @@ def test_merge_file_is_section_3_5() -> None:
         pol = conds[f"policer-r{k}"]
         assert pol["meter"]["depth"] == "9000B" and pol["interface"] == topo.MERGE_TREE[f"r{k}"]
         link(sc, f"r{k}", pol["interface"])  # the policer meters the link toward its parent
-
-
-#: Checks that hold in quick mode (shorter runs, fewer replications) as in full mode.
-CORE = {
-    "as-rtt": ["as40-vs-be10", "all-as-vs-all-be", "fig6-oscillation", "as-above-be", "target-missed-and-exceeded-40", "setup-acks-all-AS"],
-    "as-targets": ["high-targets-fall-short", "low-targets-exceed", "increasing-not-proportional", "group-1", "group-0.5", "group-0.2", "group-0.1"],
-    "as-cbr": ["tcp-degrades", "be-toward-starvation", "cbr-grabs", "as-capable-same-impact", "no-loss-at-target-4", "no-loss-at-target-8", "in-early-drops-8"],
-    "as-fairness": ["as-mean", "be-mean", "be-more-than-equal-share"],
-    "as-merge": ["mean-rate", "above-target", "no-in-early-drops", "setup-acks-merge"],
-    "as-tsw-vs-tb": ["tb-better-for-as", "tb-wider-gap", "tsw-in-rate-6"],
-}
-
-
-def test_quick_family_runs_and_its_core_checks_pass(tmp_path: Path) -> None:
-    report = run_experiments(registry.select(["as"]), out=tmp_path, jobs=2)
-    outcomes = {o.experiment.name: o for o in report.outcomes}
-    assert sorted(outcomes) == sorted(CORE)
-    for name, o in outcomes.items():
-        assert o.error is None, (name, o.error, o.notes)
-        verdicts = {c.id: c.verdict for c in o.checks}
-        failed = [cid for cid in CORE[name] if verdicts.get(cid) != "pass"]
-        assert failed == [], (name, failed)
-        # Every miss carries its reason.
-        assert [c.id for c in o.misses() if not c.note] == [], name
-        assert o.figures or name in {"as-merge", "as-tsw-vs-tb"}
-    assert {"as", "af", "seed-002"} <= set(outcomes["as-rtt"].experiment.families)
-    assert (tmp_path / "report.md").exists()
-
-
-def test_cbr_in_early_drops_are_counted_once_per_run() -> None:
-    # The bottleneck's count of a run sits on each of its 20 connections' rows; the table
-    # gives its mean over the runs of a CBR rate, not 20 times it.
-    import pandas as pd
-
-    from dsim.reproduce.assured import _cbr_classes
-
-    rows = [
-        {"point": 0, "replication": r, "cbr_mbps": 10.0, "conn": c, "rate_bps": 1e6, "loss": 0.0, "in_early": drops, "in_arrivals": 1000}
-        for r, drops in ((0, 10), (1, 20))
-        for c in range(20)
-    ]
-    out = _cbr_classes(pd.DataFrame(rows))
-    assert out.loc[10.0, "IN early drops"] == 15.0

@@ -42,14 +42,15 @@ def test_reproduce_list_and_unknown() -> None:
 def test_reproduce_writes_report(tmp_path: Path) -> None:
     p = dsim_cli("reproduce", "dd1", "--out", str(tmp_path), "--strict")
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "published / expected" in p.stdout and "pass" in p.stdout
+    assert "5 of 5 published numbers and claims reproduced" in p.stdout and "pass" in p.stdout
     report = json.loads((tmp_path / "report.json").read_text())
     [exp] = report["experiments"]
     assert exp["name"] == "dd1" and exp["error"] is None
     assert {c["verdict"] for c in exp["checks"]} == {"pass"}
-    delay = next(c for c in exp["checks"] if c["id"] == "delay-mean")
-    assert delay["published"] == 16.2 and abs(delay["simulated"] - 16.2) < 1e-9
-    assert "| check | published / expected | dsim | unit | verdict |" in (tmp_path / "report.md").read_text()
+    delay = next(c for c in exp["checks"] if c["id"] == "delay-mean-delay")
+    assert abs(delay["reference"]["mean"] - 16.2) < 1e-9 and abs(delay["value"]["mean"] - 16.2) < 1e-6
+    assert "| check | kind | source | published | dsim | band / rule | verdict |" in (tmp_path / "report.md").read_text()
+    assert (tmp_path / "report.html").read_text().startswith("<!DOCTYPE html>")
 
 
 def test_error_messages_keep_their_brackets_and_bad_dask_addresses_are_usage_errors(three_hops_file: Path, tmp_path: Path) -> None:

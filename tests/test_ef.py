@@ -339,21 +339,28 @@ def test_vll_rows() -> None:
     assert [c["quantum"] for c in bottleneck["classes"]] == ["4500B", "750B", "750B", "750B", "750B"]
 
 
-def test_jitter_table_and_vll_gap() -> None:
+def test_the_other_queues_turns_shrink_with_the_ratio() -> None:
+    # 5 queues at 1.03: the others' ns-2 allotments of 1312.5 B per visit served as 1313 B
+    # quanta, 4 x 1313 B at 1.5 Mbit/s; at 3.0 each is below half a packet: 750 B.
+    assert ef.others_turns_ms(1.03) == pytest.approx(4 * 1313 * 8 / 1.5e6 * 1e3)
+    assert ef.others_turns_ms(3.0) == pytest.approx(4 * 750 * 8 / 1.5e6 * 1e3)
+    assert ef.others_turns_ms(1.03) > ef.others_turns_ms(1.5) > ef.others_turns_ms(3.0)
+
+
+def test_jitter_measures_and_table_4() -> None:
+    from types import SimpleNamespace
+
     import pandas as pd
 
-    flows = pd.DataFrame(
-        {
-            "replication": [0, 0, 1, 1],
-            "flow": ["ef1500", "ef160", "ef1500", "ef160"],
-            "jitter_p50_pct": [10.0, 90.0, 12.0, 100.0],
-            "jitter_p90_pct": [20.0, 120.0, 30.0, 140.0],
-        }
-    )
-    t = ef.jitter_table(flows, {"1500": "ef1500", "160": "ef160"})
-    assert t.iloc[0].to_dict() == {"p50_1500": 11.0, "p90_1500": 25.0, "p50_160": 95.0, "p90_160": 130.0, "n": 2}
-    with pytest.raises(KeyError):
-        ef.jitter_table(flows, {"x": "nope"})
+    def result(rows: list[tuple[int, str, float, float]]) -> SimpleNamespace:
+        flows = pd.DataFrame(rows, columns=["replication", "flow", "jitter_p50_pct", "jitter_p90_pct"]).assign(dscp="EF")
+        return SimpleNamespace(flows=flows, drops=pd.DataFrame(), scenario=SimpleNamespace(data={"nodes": {"routers": ["R1"]}}))
+
+    runs = {"PQ/1500": result([(1, "ef1500", 12.0, 30.0), (0, "ef1500", 10.0, 20.0), (0, "ef.1", 99.0, 99.0)]), "1.03/160": result([(0, "ef160", 90.0, 120.0)])}
+    m = ef.jitter_measures(runs)
+    # The target flow's percentiles, one value per replication in replication order.
+    assert list(m["p50_1500/PQ"]) == [10.0, 12.0] and list(m["p90_1500/PQ"]) == [20.0, 30.0]
+    assert list(m["p50_160/1.03"]) == [90.0] and m["EF drops"] == 0.0
     assert list(ef.TABLE4["vll_kbps"]) == [90, 143, 215]
 
 

@@ -56,6 +56,22 @@ def test_same_seed_same_tables_whatever_the_jobs(builder: dsim.Scenario) -> None
     assert not a.flows.equals(c.flows)
 
 
+def test_a_batch_runs_each_scenario_as_run_does_alone(builder: dsim.Scenario) -> None:
+    from dsim.api import run_batch
+
+    other = builder.copy().set("flow[0].app.rate", "1.2Mbps")
+    broken = builder.copy().set("link[1].queue.limit", "0p")  # refused when the replication builds it
+    a, b, c = run_batch([builder, other, broken], seed=5, replications=[2, 3, 1], jobs=2, validate=False)
+    for res, sc, n in ((a, builder, 2), (b, other, 3)):
+        alone = dsim.run(sc, seed=5, replications=n, jobs=1)
+        for name in ("flows", "queues", "drops"):
+            pd.testing.assert_frame_equal(getattr(res, name), getattr(alone, name), check_exact=True)
+    # A scenario that fails is returned as its error; the others still ran.
+    assert isinstance(c, dsim.ScenarioError) and "replication 0" in str(c)
+    with pytest.raises(ValueError, match="2 replication counts for 3 scenarios"):
+        run_batch([builder, other, broken], replications=[1, 2])
+
+
 def test_replications_have_the_documented_student_t_interval(builder: dsim.Scenario) -> None:
     res = dsim.run(builder, seed=1, replications=6)
     s = res.summary("flows").set_index("flow")

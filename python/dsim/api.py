@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 import pyarrow as pa
 
 from . import _dsim
-from .errors import MAX_REPLICATIONS, ScenarioError, SimulationError, check_integer
+from .errors import MAX_REPLICATIONS, DsimError, ScenarioError, SimulationError, check_integer
 from .executors import Task, TaskResult, make_executor
 from .progress import Monitor
 from .results import Results
@@ -55,50 +55,88 @@ def run(
 
     A scenario with a [sweep] table is refused: run it with :func:`dsim.sweep`.
     """
-    from .axes import scenario_defaults
-    from .sweep import run_tasks
-
     validate = validate and isinstance(scenario, Scenario)  # read from a file or text: validated
     sc = load_scenario(scenario)
     if record is not None and record is not False:
         sc = sc.copy()
         sc.data["record"] = record_table(record)
         validate = True
-    if "sweep" in sc.data:
-        raise ScenarioError(
-            "sweep: this scenario has sweep axes; run it with `dsim sweep` (dsim.sweep), or remove its [sweep] table",
-            "sweep", None, "a scenario with sweep axes runs as a sweep",
-        )
+    [res] = run_batch([sc], seed=seed, replications=replications, jobs=jobs, executor=executor, progress=progress, console=console, capture_dir=capture_dir, validate=validate, title=sc.name)
+    if isinstance(res, Exception):
+        raise res
+    return res
+
+
+def run_batch(
+    scenarios: Sequence[Scenario],
+    *,
+    seed: int | None = None,
+    replications: int | Sequence[int] | None = None,
+    jobs: int | None = None,
+    executor: Any = None,
+    progress: bool = False,
+    console: Console | None = None,
+    capture_dir: str | os.PathLike[str] | None = None,
+    validate: bool = True,
+    title: str = "",
+) -> list[Results | DsimError]:
+    """Runs several scenarios at once, every replication of every one a task on the same
+    executor: each scenario exactly as :func:`run` runs it alone (replication r with
+    ``derive_seed(seed, [r])``, the scenario's own seed and replications unless given;
+    `replications` may give one count per scenario). Returns, per scenario, its Results,
+    or the error that stopped one of its replications (the others still run). The
+    scenarios' [record] tables are their own; a scenario with a [sweep] table is refused."""
+    from .axes import scenario_defaults
+    from .sweep import run_tasks
+
+    counts = list(replications) if isinstance(replications, Sequence) else [replications] * len(scenarios)
+    if len(counts) != len(scenarios):
+        raise ValueError(f"{len(counts)} replication counts for {len(scenarios)} scenarios")
+    for sc in scenarios:
+        if "sweep" in sc.data:
+            raise ScenarioError(
+                "sweep: this scenario has sweep axes; run it with `dsim sweep` (dsim.sweep), or remove its [sweep] table",
+                "sweep", None, "a scenario with sweep axes runs as a sweep",
+            )
     if seed is not None:
         check_integer("seed", seed, 0)
-    if replications is not None:
-        check_integer("replications", replications, 1, MAX_REPLICATIONS)
-    if validate:
-        sc.validate()
-    own_seed, own_reps = scenario_defaults(sc)
-    seed = own_seed if seed is None else seed
-    replications = own_reps if replications is None else replications
-    check_integer("replications", replications, 1, MAX_REPLICATIONS)  # the scenario's own
-    toml = sc.to_toml()
+    plans = []
+    for sc, count in zip(scenarios, counts):
+        if count is not None:
+            check_integer("replications", count, 1, MAX_REPLICATIONS)
+        if validate:
+            sc.validate()
+        own_seed, own_reps = scenario_defaults(sc)
+        count = own_reps if count is None else count
+        check_integer("replications", count, 1, MAX_REPLICATIONS)  # the scenario's own
+        plans.append((sc, own_seed if seed is None else seed, count))
     capture = None if capture_dir is None else os.fspath(capture_dir)
-    tasks = [Task(toml, seed, (r,), capture) for r in range(replications)]
-    results: dict[int, TaskResult] = {}
+    # Coordinates (scenario, replication) key the results; each task's seed is the one
+    # `dsim run` of its scenario alone would use.
+    tasks = {(i, r): Task(sc.to_toml(), s, (r,), capture) for i, (sc, s, n) in enumerate(plans) for r in range(n)}
+    index = {id(t): key for key, t in tasks.items()}
+    results: dict[tuple[int, int], TaskResult] = {}
     ex = make_executor(executor, jobs)
-    monitor = Monitor(len(tasks), kind="run", show=progress, console=console, title=sc.name)
+    total_kind = "run" if len(plans) == 1 else "sweep"
+    monitor = Monitor(len(tasks), kind=total_kind, show=progress, console=console, title=title or (plans[0][0].name if plans else ""))
     try:
         with monitor:
-            run_tasks(tasks, ex, lambda t, r: results.__setitem__(t.replication, r), monitor=monitor)
+            run_tasks(list(tasks.values()), ex, lambda t, r: results.__setitem__(index[id(t)], r), monitor=monitor)
     finally:
         if ex is not executor:
             ex.close()
-    for r in range(replications):
-        res = results[r]
-        if not res.ok:
+    out: list[Results | DsimError] = []
+    for i, (sc, _, n) in enumerate(plans):
+        failed = next((r for r in range(n) if not results[(i, r)].ok), None)
+        if failed is not None:
+            res = results[(i, failed)]
             cls = ScenarioError if res.error_kind == "ScenarioError" else SimulationError
-            raise cls(f"replication {r}: {res.error}")
-    names = list(results[0].tables or {})
-    tables = {name: pa.concat_tables([results[r].tables[name] for r in range(replications)]) for name in names}
-    return Results.from_arrow(tables, scenario=sc)
+            out.append(cls(f"replication {failed}: {res.error}"))
+            continue
+        names = list(results[(i, 0)].tables or {})
+        tables = {name: pa.concat_tables([results[(i, r)].tables[name] for r in range(n)]) for name in names}
+        out.append(Results.from_arrow(tables, scenario=sc))
+    return out
 
 
 def record_table(record: bool | str | dict[str, Any]) -> dict[str, Any]:

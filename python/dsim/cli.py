@@ -13,8 +13,8 @@
 
 ADDR is tcp://host:port (a running Dask scheduler) or local:N (a LocalCluster of N workers).
 
-Exit status: 0 done; 1 a sweep task or an experiment failed (or, with --strict, a check
-missed);
+Exit status: 0 done; 1 a sweep task or an experiment failed (or, with --strict, a check's
+verdict differs from its expected one);
 2 errors in what the user gave (a scenario, a sweep axis, a flag), printed as one precise
 line, never with a traceback; 130 interrupted (Ctrl-C; a sweep keeps its finished tasks);
 141 the reader of the output went away (`dsim ... | head`).
@@ -119,8 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Packet-level simulation of Differentiated Services mechanisms.",
         epilog=(
             "--dask ADDR: tcp://host:port joins a running Dask scheduler, local:N starts N local workers.\n"
-            "Exit status: 0 done; 1 a sweep task or an experiment failed (with --strict, also a check\n"
-            "that missed); 2 bad input (scenario, axis, flag: one line, no traceback); 130 interrupted\n"
+            "Exit status: 0 done; 1 a sweep task or an experiment failed (with --strict, also a verdict\n"
+            "other than expected); 2 bad input (scenario, axis, flag: one line, no traceback); 130 interrupted\n"
             "(a sweep keeps its finished tasks); 141 the reader of the output went away."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--list", action="store_true", help="list the experiments and exit")
     rep.add_argument("--full", action="store_true", help="the documents' run lengths and replications (slow)")
     rep.add_argument("--out", "-o", type=Path, default=Path("results"), help="folder for report.md, report.json and figures")
-    rep.add_argument("--strict", action="store_true", help="exit with status 1 when a check misses (an experiment that fails to run always does)")
+    rep.add_argument("--strict", action="store_true", help="exit with status 1 when a verdict differs from the expected one: a miss not listed, or a listed miss that passes (an experiment that fails to run always does)")
     _executor_args(rep)
 
     b = sub.add_parser(
@@ -623,17 +623,16 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     if args.list:
         con = _console()
-        cols = ["name", "families", "source", "title"]
+        cols = ["name", "family", "source", "title"]
         t = _table("Experiments", cols, left=tuple(cols))
         for e in registry.all():
-            t.add_row(e.name, ", ".join(e.families), e.source, e.title)
+            t.add_row(e.name, e.family, e.source, e.title)
         con.print(t)
         return 0
     experiments = registry.select(args.names)
     with _executor(args) as ex:
         report = run_experiments(experiments, full=args.full, out=args.out, jobs=args.jobs, executor=ex, console=_console())
-    _, _, errors = report.counts()
-    return 1 if errors or (args.strict and report.misses()) else 0
+    return 1 if report.errors() or (args.strict and report.unexpected()) else 0
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -1,18 +1,23 @@
 """`dsim reproduce`: every published experiment, run and compared with its document.
 
-Experiments register themselves in :data:`registry` from the modules imported below; each
-module holds one family (one document, or the analytic checks).
+Each family module (one document, or the analytic checks) registers its experiments, which
+are data (see :mod:`.framework`). :func:`run_experiments` runs every set-up of a family in
+one batch through :func:`dsim.api.run_batch` (local cores or Dask, with progress), judges
+each experiment's checks, prints them and writes report.md, report.json and report.html.
 """
 
 from __future__ import annotations
 
+import time
+import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+from .framework import FULL, QUICK, Experiment, Measures, Outcome, RunSet, evaluate, registry
+from .report import Report, figure_of_table, published_beside_dsim
 
-from .framework import Check, Context, Experiment, Outcome, experiment, registry, run_experiment
-from .report import Report
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # Families register on import, in the order of the report: the analytic checks, then the
 # documents by seed number (000 ABE, 001 TCP/UDP in AF, 002 Assured Service, 003 EF, 004 RAS).
@@ -24,24 +29,109 @@ from . import ef  # noqa: E402,F401
 from . import ras  # noqa: E402,F401
 
 
-def run_experiments(experiments: list[Experiment], *, full: bool = False, out: Path = Path("results"), jobs: int | None = None, executor: Any = None, console: Console | None = None) -> Report:
-    """Runs `experiments` in order, printing each outcome as it finishes, then writes
-    report.md, report.json and the figures into `out`. Their runs go through `executor`
-    (see dsim.executors.make_executor; default: `jobs` local threads)."""
+def run_experiments(experiments: list[Experiment], *, full: bool = False, out: Path = Path("results"), jobs: int | None = None, executor: Any = None, console: "Console | None" = None) -> Report:
+    """Runs `experiments` family by family, printing each outcome, then writes the report
+    into `out` (after each family too: an interrupted run keeps what finished)."""
+    from rich.console import Console
+
+    from ..executors import make_executor
+
     con = console or Console()
-    report = Report(mode="full" if full else "quick")
+    mode = FULL if full else QUICK
+    report = Report(mode=mode)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    for e in experiments:
-        con.print(f"[dim]running {e.name} ({report.mode})...[/]")
-        outcome = run_experiment(e, full, out, jobs, executor)
-        report.outcomes.append(outcome)
-        report.print_outcome(con, outcome)
-        report.write(out)  # after each experiment: an interrupted run keeps what finished
+    ex = make_executor(executor, jobs)
+    try:
+        for family in dict.fromkeys(e.family for e in experiments):
+            members = [e for e in experiments if e.family == family]
+            t0 = time.perf_counter()
+            results, errors = run_setups(members, mode, ex, con)
+            report.wall_s[family] = time.perf_counter() - t0
+            for e in members:
+                outcome = judge(e, mode, results, errors.get(e.name), out)
+                report.outcomes.append(outcome)
+                report.print_outcome(con, outcome)
+            report.write(out)
+    finally:
+        if ex is not executor:
+            ex.close()
     report.print_summary(con)
-    md, js = report.write(out)
-    con.print(f"Report: {md} and {js}")
+    paths = report.write(out)
+    con.print("Report: " + ", ".join(map(str, paths)))
     return report
 
 
-__all__ = ["Check", "Context", "Experiment", "Outcome", "Report", "experiment", "registry", "run_experiments"]
+def run_setups(experiments: list[Experiment], mode: str, executor: Any, console: "Console") -> tuple[dict[tuple[str, str], Any], dict[str, str]]:
+    """Runs every set-up of `experiments` in `mode` in one batch (a set-up that two
+    experiments share runs once). Returns the Results (or the error) per (experiment,
+    set-up) and the experiments whose set-ups could not be built."""
+    from ..api import run_batch
+
+    unique: dict[tuple[str, int], int] = {}
+    scenarios, counts = [], []
+    where: dict[tuple[str, str], int] = {}
+    errors: dict[str, str] = {}
+    for e in experiments:
+        runs = e.runs(mode)
+        try:
+            for s in e.setups_for(mode):
+                sc = s.build(runs).validate()
+                key = (sc.to_toml(), runs.replications)
+                if key not in unique:
+                    unique[key] = len(scenarios)
+                    scenarios.append(sc)
+                    counts.append(runs.replications)
+                where[(e.name, s.name)] = unique[key]
+        except Exception as exc:  # a set-up the validator refuses: that experiment errs
+            errors[e.name] = f"set-up: {type(exc).__name__}: {exc}"
+    n = sum(counts)
+    family = experiments[0].family
+    console.print(f"[dim]running {family} ({mode}): {len(scenarios)} set-ups, {n} runs...[/]")
+    results = run_batch(scenarios, replications=counts, executor=executor, progress=True, console=console, validate=False, title=f"{family} ({mode})") if scenarios else []
+    return {k: results[i] for k, i in where.items()}, errors
+
+
+def judge(e: Experiment, mode: str, results: dict[tuple[str, str], Any], error: str | None, out: Path) -> Outcome:
+    """The outcome of one experiment: its checks, tables and figures, or its error."""
+    outcome = Outcome(e, mode)
+    t0 = time.perf_counter()
+    try:
+        if error:
+            raise RuntimeError(error)
+        runs = {}
+        for s in e.setups_for(mode):
+            res = results[(e.name, s.name)]
+            if isinstance(res, Exception):
+                raise RuntimeError(f"set-up {s.name!r}: {res}")
+            runs[s.name] = res
+        runset = RunSet(mode, runs)
+        m = outcome.measures = Measures(e.measure(runset))
+        evaluate(e, mode, m, outcome)
+        outcome.tables += [(t.title + f" ({t.unit}; {t.source})", published_beside_dsim(t, m, outcome)) for t in e.tables]
+        if e.extra is not None:
+            outcome.tables += list(e.extra(runset, m))
+        figures = [(t.id, figure_of_table(t, m)) for t in e.tables if t.plot] + [f for fig in e.figures for f in fig(runset, m)]
+        for name, fig in figures:
+            outcome.figures.append((name, save_figure(fig, out, f"{e.name}-{name}")))
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # an experiment that fails is reported, the others go on
+        outcome.error = f"{type(exc).__name__}: {exc}"
+        outcome.notes.append("".join(traceback.format_exception(exc)[-3:]))
+    outcome.wall_s = time.perf_counter() - t0
+    return outcome
+
+
+def save_figure(fig: Any, out: Path, name: str) -> Path:
+    import matplotlib.pyplot as plt
+
+    folder = out / "figures"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name.replace('/', '-')}.png"
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+__all__ = ["Experiment", "Outcome", "Report", "registry", "run_experiments"]

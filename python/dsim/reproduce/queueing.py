@@ -2,48 +2,60 @@
 
 They check the engine itself (time, transmission, propagation, FIFO service, drop-tail
 admission, random sources) against results that do not depend on any DiffServ document.
+Each experiment is its set-up, its table of analytic values and its claims: nothing else.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from .framework import Context, experiment
+from .framework import INVARIANT, Band, Claim, Experiment, Runs, Setup, Table, above, below, grid, registry
 
-LINK_RATE = 10e6  # bit/s of the M/D/1 link
+FAMILY = "queueing"
 PACKET_BITS = 8000  # 1000 B
 
+# -- D/D/1 over three hops -------------------------------------------------------------------
 
-@experiment(
-    "dd1",
-    "D/D/1 across three hops: delay is transmission plus propagation",
-    "analytic (deterministic queue)",
-    families=("queueing",),
+#: 3 transmissions of 1000 B (10, 5, 10 Mbit/s) + 1, 10, 2 ms of propagation.
+DD1_DELAY_MS = (PACKET_BITS / 10e6 + PACKET_BITS / 5e6 + PACKET_BITS / 10e6) * 1e3 + 1 + 10 + 2
+EXACT = Band("exact arithmetic in integer nanoseconds; 1 ns for the float conversion", abs=1e-6)
+
+
+def _dd1(runs):
+    f = runs["dd1"].flows
+    return {"delay/mean": f["delay_mean_ms"], "delay/max": f["delay_max_ms"], "delay/jitter max": f["jitter_max_ms"],
+            "throughput": f["throughput_bps"] / 1e6, "dropped": f["dropped_pkts"]}  # fmt: skip
+
+
+registry.add(
+    Experiment(
+        "dd1", "D/D/1 across three hops: delay is transmission plus propagation", "analytic (deterministic queue)", FAMILY,
+        setups=[Setup("dd1", "queueing/dd1.toml")], measure=_dd1, quick=Runs(2, "20s"), full=Runs(2, "200s"),
+        tables=[
+            Table("delay", "one-way delay", "3 x 0.8/1.6/0.8 ms transmission + 13 ms propagation", "ms", ("mean", "max", "jitter max"), ("delay",),
+                  {("mean", "delay"): DD1_DELAY_MS, ("max", "delay"): DD1_DELAY_MS, ("jitter max", "delay"): 0.0},
+                  lambda r, c: f"delay/{r}", EXACT, plot=None),
+            Table("throughput", "throughput = offered load", "below every capacity", "Mbit/s", ("CBR",), ("throughput",), {("CBR", "throughput"): 2.0},
+                  lambda r, c: "throughput", Band("the window holds a whole number of packets: 1 in 1000", rel=1e-3), plot=None),
+        ],
+        claims=[Claim("no-loss", "no packet is dropped (no queue ever forms)", "analytic", below("dropped", 0.5))],
+        doc="One CBR flow at 2 Mbit/s through links of 10, 5 and 10 Mbit/s (1, 10 and 2 ms): no packet waits, so each "
+        "one-way delay is 3 x transmission + propagation, exactly.",
+    )
 )
-def dd1(ctx: Context) -> None:
-    """One CBR flow at 2 Mbit/s through links of 10, 5 and 10 Mbit/s (1, 10 and 2 ms): no
-    packet waits, so each one-way delay is 3 x transmission + propagation, exactly."""
-    sc = ctx.scenario("queueing/dd1.toml")
-    res = ctx.run(sc, replications=1, duration=ctx.pick("20s", "200s"))
-    f = res.flows.iloc[0]
-    tx = (PACKET_BITS / 10e6 + PACKET_BITS / 5e6 + PACKET_BITS / 10e6) * 1e3
-    expected = tx + 1 + 10 + 2
-    ctx.number("delay-mean", "mean one-way delay = 3.2 ms transmission + 13 ms propagation", published=expected, simulated=f["delay_mean_ms"], unit="ms", abs_tol=1e-6)
-    ctx.number("delay-max", "maximum one-way delay (no packet ever waits)", published=expected, simulated=f["delay_max_ms"], unit="ms", abs_tol=1e-6)
-    ctx.number("jitter", "largest RFC 2598 jitter between adjacent packets", published=0.0, simulated=f["jitter_max_ms"], unit="ms", abs_tol=1e-6)
-    ctx.number("throughput", "throughput = offered load (below every capacity)", published=2.0, simulated=f["throughput_bps"] / 1e6, unit="Mbit/s", rel_tol=1e-3)
-    ctx.claim("no-loss", "no packet is dropped", int(f["dropped_pkts"]) == 0, published=0, simulated=int(f["dropped_pkts"]))
 
 
-def _residual_survival(period: float, variation: float, grid: np.ndarray) -> np.ndarray:
+# -- two sources racing for a full drop-tail FIFO ----------------------------------------------
+
+
+def _residual_survival(period: float, variation: float, grid_: np.ndarray) -> np.ndarray:
     """P(R > r) for the time R from a random instant to the next packet of a source whose
     gaps are uniform on [(1-v)T, (1+v)T] (the renewal equilibrium residual: density
     P(G > r) / E[G])."""
     lo, hi = (1 - variation) * period, (1 + variation) * period
-    gap_survival = np.clip((hi - grid) / (hi - lo), 0.0, 1.0) if hi > lo else (grid < period).astype(float)
+    gap_survival = np.clip((hi - grid_) / (hi - lo), 0.0, 1.0) if hi > lo else (grid_ < period).astype(float)
     density = gap_survival / period
-    dr = grid[1] - grid[0]
+    dr = grid_[1] - grid_[0]
     cdf = np.concatenate([[0.0], np.cumsum((density[1:] + density[:-1]) / 2) * dr])
     return 1.0 - cdf
 
@@ -51,99 +63,78 @@ def _residual_survival(period: float, variation: float, grid: np.ndarray) -> np.
 def first_arrival_share(period_x: float, period_y: float, variation: float) -> float:
     """P(x's next packet comes before y's), both residuals at equilibrium and independent."""
     hi = (1 + variation) * max(period_x, period_y)
-    grid = np.linspace(0.0, hi, 200_001)
-    sx = _residual_survival(period_x, variation, grid)
-    sy = _residual_survival(period_y, variation, grid)
-    fx = -np.gradient(sx, grid)
-    return float(np.trapezoid(fx * sy, grid))
+    g = np.linspace(0.0, hi, 200_001)
+    sx = _residual_survival(period_x, variation, g)
+    sy = _residual_survival(period_y, variation, g)
+    return float(np.trapezoid(-np.gradient(sx, g) * sy, g))
 
 
-@experiment(
-    "fifo-overload",
-    "Two sources overloading a drop-tail FIFO: who gets the freed places",
-    "analytic (drop-tail race; PASTA)",
-    families=("queueing",),
-)
-def fifo_overload(ctx: Context) -> None:
-    """6 + 4 Mbit/s of 1000 B packets into a 5 Mbit/s link with 50 packets of buffer. The
-    queue is always full, so every departure frees one place and the next arrival takes it.
-    With near-periodic (CBR +-10 %) sources the faster one wins the race more often than its
-    share of the load (2/3 rather than 3/5); with Poisson sources every arrival sees the
-    same queue (PASTA), both lose the same fraction and the shares are 3 and 2 Mbit/s."""
-    sc = ctx.scenario("queueing/fifo-overload.toml")
-    reps = ctx.pick(5, 10)
-    duration = ctx.pick("30s", "300s")
-    capacity = 5.0
-    share_x = first_arrival_share(8000 / 6e6, 8000 / 4e6, 0.10)
-    rows = []
-    res = ctx.run(sc, replications=reps, duration=duration)
-    tput = res.flows.pivot(index="replication", columns="flow", values="throughput_bps") / 1e6
-    ctx.number("cbr-total", "CBR: the bottleneck is fully used", published=capacity, simulated=tput.sum(axis=1), unit="Mbit/s", rel_tol=0.002)
-    ctx.number("cbr-x", "CBR: 6 Mbit/s flow gets C x P(first after a departure)", published=capacity * share_x, simulated=tput["x"], unit="Mbit/s", rel_tol=0.02)
-    ctx.number("cbr-y", "CBR: 4 Mbit/s flow gets the rest", published=capacity * (1 - share_x), simulated=tput["y"], unit="Mbit/s", rel_tol=0.03)
-    rows += [("CBR", "x", capacity * share_x, tput["x"].mean()), ("CBR", "y", capacity * (1 - share_x), tput["y"].mean())]
-
-    poisson = sc.copy()
-    for i in (0, 1):
-        poisson.set(f"flow[{i}].app", {"type": "poisson", "rate": ["6Mbps", "4Mbps"][i], "size": "1000B"})
-    res = ctx.run(poisson, replications=reps, duration=duration)
-    f = res.flows
-    loss = f.assign(loss=f["dropped_pkts"] / f["sent_pkts"]).pivot(index="replication", columns="flow", values="loss")
-    tput = f.pivot(index="replication", columns="flow", values="throughput_bps") / 1e6
-    ctx.number("poisson-x", "Poisson: 6 Mbit/s flow gets 3/5 of the link", published=3.0, simulated=tput["x"], unit="Mbit/s", rel_tol=0.02)
-    ctx.number("poisson-y", "Poisson: 4 Mbit/s flow gets 2/5 of the link", published=2.0, simulated=tput["y"], unit="Mbit/s", rel_tol=0.02)
-    ctx.number("poisson-loss", "Poisson: equal loss ratios (x minus y)", published=0.0, simulated=loss["x"] - loss["y"], abs_tol=0.01)
-    rows += [("Poisson", "x", 3.0, tput["x"].mean()), ("Poisson", "y", 2.0, tput["y"].mean())]
-    ctx.table("Throughput (Mbit/s)", pd.DataFrame(rows, columns=["sources", "flow", "expected", "dsim"]))
+CAPACITY = 5.0
+SHARE_X = first_arrival_share(PACKET_BITS / 6e6, PACKET_BITS / 4e6, 0.10)
+POISSON = {"flow[0].app": {"type": "poisson", "rate": "6Mbps", "size": "1000B"}, "flow[1].app": {"type": "poisson", "rate": "4Mbps", "size": "1000B"}}
 
 
-@experiment(
-    "md1",
-    "M/D/1 queue against the Pollaczek-Khinchine formula",
-    "analytic (Pollaczek-Khinchine)",
-    families=("queueing",),
-)
-def md1(ctx: Context) -> None:
-    """Poisson arrivals of 1000 B packets into a 10 Mbit/s link (service S = 0.8 ms) at
-    loads rho = 0.5, 0.8, 0.9: mean wait Wq = rho S / (2 (1 - rho)) and mean number waiting
-    Lq = rho^2 / (2 (1 - rho))."""
-    sc = ctx.scenario("queueing/md1.toml")
-    service_ms = PACKET_BITS / LINK_RATE * 1e3
-    rows = []
-    loads = (0.5, 0.8, 0.9)
-    # One sweep: every load and replication runs in parallel on the executor.
-    res = ctx.sweep(
-        sc,
-        {"flow[0].app.rate": [f"{rho * 10:g}Mbps" for rho in loads]},
-        replications=ctx.pick(5, 20),
-        duration=ctx.pick("100s", "1000s"),
+def _overload(runs):
+    out = {}
+    for name in ("CBR", "Poisson"):
+        f = runs[name].flows
+        tput = f.pivot(index="replication", columns="flow", values="throughput_bps") / 1e6
+        loss = f.assign(loss=f["dropped_pkts"] / f["sent_pkts"]).pivot(index="replication", columns="flow", values="loss")
+        out |= {f"{name}/x": tput["x"], f"{name}/y": tput["y"], f"{name}/total": tput.sum(axis=1), f"{name}/loss gap": (loss["x"] - loss["y"]).abs()}
+    return out
+
+
+registry.add(
+    Experiment(
+        "fifo-overload", "Two sources overloading a drop-tail FIFO: who gets the freed places", "analytic (drop-tail race; PASTA)", FAMILY,
+        setups=[Setup("CBR", "queueing/fifo-overload.toml"), Setup("Poisson", "queueing/fifo-overload.toml", POISSON)],
+        measure=_overload, quick=Runs(5, "30s"), full=Runs(10, "300s"),
+        tables=[
+            Table("share", "throughput of each source", "renewal race (CBR), PASTA (Poisson)", "Mbit/s", ("CBR", "Poisson"), ("x", "y"),
+                  grid(("CBR", "Poisson"), ("x", "y"), {"CBR": (CAPACITY * SHARE_X, CAPACITY * (1 - SHARE_X)), "Poisson": (3.0, 2.0)}),
+                  lambda r, c: f"{r}/{c}", Band("sampling noise: about three 90 % half widths of the quick runs", rel=0.03), plot="columns"),
+        ],
+        claims=[
+            Claim("poisson-equal-loss", "Poisson: both sources lose the same fraction (PASTA): loss ratios within 1 point", "analytic",
+                  below("Poisson/loss gap", 0.01)),
+            Claim("full", "the bottleneck is fully used by either pair of sources", "drop-tail FIFO, always backlogged",
+                  above("CBR/total", CAPACITY * 0.998), kind=INVARIANT),
+        ],
+        doc="6 + 4 Mbit/s of 1000 B packets into a 5 Mbit/s link with 50 packets of buffer. The queue is always full, so "
+        "every departure frees one place and the next arrival takes it. With near-periodic (CBR ±10 %) sources the faster "
+        "one wins the race more often than its share of the load (2/3 rather than 3/5); with Poisson sources every "
+        "arrival sees the same queue (PASTA), both lose the same fraction and the shares are 3 and 2 Mbit/s.",
     )
-    for point, rho in enumerate(loads):
-        wq = rho * service_ms / (2 * (1 - rho))
-        lq = rho**2 / (2 * (1 - rho))
-        flows, queues = res.flows[res.flows["point"] == point], res.queues[res.queues["point"] == point]
-        waits = flows["delay_mean_ms"] - service_ms
-        port = queues[queues["port"] == "A->B"]
-        ctx.number(f"wq-{rho}", f"mean wait at rho = {rho}", published=wq, simulated=waits, unit="ms", rel_tol=0.05)
-        ctx.number(f"lq-{rho}", f"mean number waiting at rho = {rho}", published=lq, simulated=port["mean_len_pkts"], unit="pkts", rel_tol=0.05)
-        rows.append((rho, wq, waits.mean(), lq, port["mean_len_pkts"].mean()))
-    table = pd.DataFrame(rows, columns=["rho", "Wq ms (P-K)", "Wq ms (dsim)", "Lq (P-K)", "Lq (dsim)"])
-    ctx.table("M/D/1", table)
-    ctx.figure("wait", _md1_figure(table, service_ms))
+)
 
 
-def _md1_figure(table: pd.DataFrame, service_ms: float):
-    import matplotlib
+# -- M/D/1 against Pollaczek-Khinchine ----------------------------------------------------------
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+SERVICE_MS = PACKET_BITS / 10e6 * 1e3
+LOADS = (0.5, 0.8, 0.9)
 
-    fig, ax = plt.subplots(figsize=(5, 3.5))
-    rho = np.linspace(0.05, 0.93, 200)
-    ax.plot(rho, rho * service_ms / (2 * (1 - rho)), label="Pollaczek-Khinchine")
-    ax.plot(table["rho"], table["Wq ms (dsim)"], "o", label="dsim")
-    ax.set_xlabel("load rho")
-    ax.set_ylabel("mean wait (ms)")
-    ax.set_title("M/D/1, 1000 B packets at 10 Mbit/s")
-    ax.legend()
-    return fig
+
+def _md1(runs):
+    out = {}
+    for rho in LOADS:
+        res = runs[f"rho {rho}"]
+        out[f"wait/{rho}"] = res.flows["delay_mean_ms"] - SERVICE_MS
+        out[f"queue/{rho}"] = res.queues[res.queues["port"] == "A->B"]["mean_len_pkts"]
+    return out
+
+
+PK = Band("sampling noise of a mean wait: about twice the 90 % half width at rho = 0.9", rel=0.05)
+registry.add(
+    Experiment(
+        "md1", "M/D/1 queue against the Pollaczek-Khinchine formula", "analytic (Pollaczek-Khinchine)", FAMILY,
+        setups=[Setup(f"rho {rho}", "queueing/md1.toml", {"flow[0].app.rate": f"{rho * 10:g}Mbps"}) for rho in LOADS],
+        measure=_md1, quick=Runs(5, "100s"), full=Runs(20, "1000s"),
+        tables=[
+            Table("wq", "mean wait Wq = rho S / (2 (1 - rho))", "Pollaczek-Khinchine", "ms", LOADS, ("Wq",),
+                  {(r, "Wq"): r * SERVICE_MS / (2 * (1 - r)) for r in LOADS}, lambda r, c: f"wait/{r}", PK, row_label="load rho"),
+            Table("lq", "mean number waiting Lq = rho^2 / (2 (1 - rho))", "Pollaczek-Khinchine", "packets", LOADS, ("Lq",),
+                  {(r, "Lq"): r**2 / (2 * (1 - r)) for r in LOADS}, lambda r, c: f"queue/{r}", PK, row_label="load rho"),
+        ],
+        doc="Poisson arrivals of 1000 B packets into a 10 Mbit/s link (service S = 0.8 ms) at loads 0.5, 0.8 and 0.9.",
+    )
+)
