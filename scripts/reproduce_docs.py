@@ -27,7 +27,7 @@ from dsim.reproduce import registry
 from dsim.reproduce.framework import Experiment, fmt
 
 ROOT = Path(__file__).resolve().parent.parent
-BLOCK = re.compile(r"<!-- reproduce (\S+)(?: skip=(\S+))? -->\n.*?<!-- /reproduce -->", re.S)
+BLOCK = re.compile(r"<!-- reproduce (\S+)(?: skip=(\S+))? -->\n.*?<!-- /reproduce -->", re.DOTALL)
 
 
 def cell(s: Any) -> str:
@@ -56,12 +56,12 @@ def block(family: str, skip: set[str], quick: dict[str, Any], full: dict[str, An
         raise SystemExit(f"{family}: unexpected verdicts or errors {wrong}: fix them before documenting")
     fq, ff = quick["families"][family], full["families"][family]
     out = [
-        f"`dsim reproduce {family}` (quick) and `dsim reproduce {family} --full`, runs of {dates(quick, full)} "
+        (f"`dsim reproduce {family}` (quick) and `dsim reproduce {family} --full`, runs of {dates(quick, full)} "
         f"({fq['wall_s']:.0f} s and {ff['wall_s']:.0f} s of runs on the shared 2-core machine): **{fq['reproduction']['passed']} of "
         f"{fq['reproduction']['checks']}** published numbers and claims reproduced in quick mode, **{ff['reproduction']['passed']} of "
         f"{ff['reproduction']['checks']}** in full mode; invariants {ff['invariant']['passed']} / {ff['invariant']['checks']}, set-up "
         f"checks {ff['set-up']['passed']} / {ff['set-up']['checks']} (full). Every check both modes decide has its expected verdict in "
-        "both; the checks only full mode decides are listed at the end.",
+        "both; the checks only full mode decides are listed at the end."),
         "",
         "| experiment | reproductions, quick | reproductions, full | invariants (quick; full) | set-up checks (quick; full) |",
         "|---|---|---|---|---|",
@@ -83,7 +83,7 @@ def block(family: str, skip: set[str], quick: dict[str, Any], full: dict[str, An
         out += misses(e, {c["id"]: c for c in f[e.name]["checks"]})
     full_only = [f"- `{e.name}`: `{cid}`: {why}." for e in experiments for cid, why in e.full_only.items()]
     if full_only:
-        out += ["", "**Decided in full mode only**:", ""] + full_only
+        out += ["", "**Decided in full mode only**:", "", *full_only]
     return "\n".join(out)
 
 
@@ -150,16 +150,18 @@ def summary(quick: dict[str, Any], full: dict[str, Any]) -> str:
 
     (qp, qn), (fp, fn) = total(fq), total(ff)
     out = [
-        f"Quick mode: **{qp} of {qn} published numbers and claims reproduced**; full mode: **{fp} of {fn}**. Checks passed / "
+        (f"Quick mode: **{qp} of {qn} published numbers and claims reproduced**; full mode: **{fp} of {fn}**. Checks passed / "
         f"checks, quick; full (quick: `make run`; full: `dsim reproduce FAMILY --full`; runs of {dates(quick, full)}, seconds of "
-        "runs on the shared 2-core machine):",
+        "runs on the shared 2-core machine):"),
         "",
         "| family | reproductions | invariants | set-up checks | expected misses | runs s |",
         "|---|---|---|---|---|---|",
     ]
-    for f in families:
-        out.append(f"| `{f}` | {two('reproduction', f)} | {two('invariant', f)} | {two('set-up', f)} | "
-                   f"{fq[f]['reproduction']['expected_misses']}; {ff[f]['reproduction']['expected_misses']} | {fq[f]['wall_s']:.0f}; {ff[f]['wall_s']:.0f} |")
+    out.extend(
+        f"| `{f}` | {two('reproduction', f)} | {two('invariant', f)} | {two('set-up', f)} | "
+        f"{fq[f]['reproduction']['expected_misses']}; {ff[f]['reproduction']['expected_misses']} | {fq[f]['wall_s']:.0f}; {ff[f]['wall_s']:.0f} |"
+        for f in families
+    )
     return "\n".join(out)
 
 

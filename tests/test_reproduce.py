@@ -249,7 +249,7 @@ FIELD = re.compile(r"\{[^{}]*\}")
 REFERENCE = re.compile(
     r"ns-[23]|RFC \d+|sections? \d+(?:\.\d+)*|tables? [A-Z]?\.?\d+(?:\.\d+)?|figures? \d+(?: and \d+)?|appendix [A-Z](?:\.\d+)*"
     r"|\bA\.\d+|\b[CST]\d+\b|\bp\d+|DP\d|issue \d+|af-s\d|seed \d+",
-    re.I,
+    re.IGNORECASE,
 )
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
 

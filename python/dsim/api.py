@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -101,13 +102,13 @@ def run_batch(
     if seed is not None:
         check_integer("seed", seed, 0)
     plans = []
-    for sc, count in zip(scenarios, counts):
-        if count is not None:
-            check_integer("replications", count, 1, MAX_REPLICATIONS)
+    for sc, asked in zip(scenarios, counts, strict=True):
+        if asked is not None:
+            check_integer("replications", asked, 1, MAX_REPLICATIONS)
         if validate:
             sc.validate()
         own_seed, own_reps = scenario_defaults(sc)
-        count = own_reps if count is None else count
+        count = own_reps if asked is None else asked
         check_integer("replications", count, 1, MAX_REPLICATIONS)  # the scenario's own
         plans.append((sc, own_seed if seed is None else seed, count))
     capture = None if capture_dir is None else os.fspath(capture_dir)

@@ -76,13 +76,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-import numpy as np
 import pandas as pd
 
 from ..scenario import Scenario, drr, klass, priority, tb_shaper, wrr
 from .framework import (
     FULL, INVARIANT, QUICK, TESTBED, All, Band, Claim, Experiment, Fn, Miss, Runs, Setup, Table, above, below, close, falls,
-    fmt, grid, not_below, registry, shipped,
+    fmt, grid, not_below, registry,
 )  # fmt: skip
 
 FAMILY = "ef"

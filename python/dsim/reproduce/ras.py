@@ -33,7 +33,7 @@ import pandas as pd
 
 from ..scenario import mark, srras, srtcm, trras, trtcm
 from .framework import (
-    DOCUMENT, FULL, QUICK, TESTBED, All, Band, Claim, Experiment, Fn, Miss, Runs, Setup, Table, above, below, close, grid, registry,
+    DOCUMENT, FULL, QUICK, TESTBED, All, Band, Claim, Experiment, Miss, Runs, Setup, Table, above, below, close, grid, registry,
 )  # fmt: skip
 
 SCENARIO = "ras/lan-trras.toml"
