@@ -15,6 +15,10 @@ pub use crate::transport::tcp::TcpTimer;
 pub enum Event {
     /// The port finished serializing the packet it was transmitting.
     TxDone(PortId),
+    /// The port's link, left idle by a discipline that held back the packets waiting
+    /// (CBQ's regulated classes), may start again ([`crate::sched::Qdisc::resume_at`]).
+    /// Handled with the ends of transmission, after the arrivals of its nanosecond.
+    Resume(PortId),
     /// The packet, the oldest in flight on the port's wire, reaches the far node, where it
     /// takes the hop. Naming the packet and its next port as well as this one lets the
     /// handler load all three at once: read one from the other, each would wait for the

@@ -1,7 +1,9 @@
 //! The future event list.
 //!
 //! Events are ordered by (time, late, insertion sequence), where `late` is true for the end
-//! of a transmission ([`Event::TxDone`]) and false for every other event. At one nanosecond
+//! of a transmission ([`Event::TxDone`]) and for a link's resumption after a discipline
+//! held it idle ([`Event::Resume`], which likewise starts a transmission), and false for
+//! every other event. At one nanosecond
 //! every other event (a packet's arrival at a node, an application's emission, a shaper's
 //! release, a timer) is handled before the ends of transmission of that nanosecond, and
 //! events of one kind keep the order they were scheduled in. This is the simulator's tie
@@ -29,11 +31,11 @@ const HORIZON: u64 = ((SLOTS as u64) - 1) << SLOT_BITS;
 const LATEST: u64 = u64::MAX >> 2;
 const NIL: u32 = u32::MAX;
 
-/// The order of an event: its time, then whether it is late (an end of transmission),
-/// as one integer, `time << 1 | late`.
+/// The order of an event: its time, then whether it is late (it starts a transmission: an
+/// end of transmission or a resumption), as one integer, `time << 1 | late`.
 #[inline(always)]
 fn key(at: SimTime, event: &Event) -> u64 {
-    (at.0.min(LATEST) << 1) | matches!(event, Event::TxDone(_)) as u64
+    (at.0.min(LATEST) << 1) | matches!(event, Event::TxDone(_) | Event::Resume(_)) as u64
 }
 
 /// The time of a key.

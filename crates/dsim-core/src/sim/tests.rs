@@ -54,6 +54,7 @@ fn event_log(sim: &mut Simulation) -> Vec<String> {
         let line = match ev {
             Event::App(f) => format!("app {}", sim.flows[f as usize].name),
             Event::TxDone(p) => format!("tx_done {}", port(p)),
+            Event::Resume(p) => format!("resume {}", port(p)),
             Event::Arrival(p, id, _) => {
                 format!("arrival {} {}", port(p), sim.flows[sim.pkts[id].flow as usize].name)
             }
