@@ -9,8 +9,9 @@
 use proptest::prelude::*;
 
 use super::classes::testing::{Harness, one_dscp_per_class};
-use super::{Drr, Priority, Qdisc, QueueSpec, Verdict, Wrr};
+use super::{Drr, Priority, Qdisc, QueueSpec, Wrr};
 use crate::bucket::Bucket;
+use crate::discipline::Verdict;
 use crate::packet::Dscp;
 use crate::params::KeyPath;
 use crate::time::{Bytes, Limit, Rate, SimTime};

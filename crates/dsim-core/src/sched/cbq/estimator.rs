@@ -163,7 +163,15 @@ mod tests {
         //    undertime = 248 + 32 ms - ((15 x -14 659 816) >> 4 = -13 743 578) = 293 743 578.
         let p = quarter();
         let mut s = EstimatorState::default();
-        let want = [160_000_000, 126_000_000, 94_125_000, 64_242_188, 36_227_052, 9_962_862, -14_659_816];
+        let want = [
+            160_000_000,
+            126_000_000,
+            94_125_000,
+            64_242_188,
+            36_227_052,
+            9_962_862,
+            -14_659_816,
+        ];
         for (i, &a) in want.iter().enumerate() {
             let now = 200 * MS + 8 * MS * i as i64;
             p.update(&mut s, 1000, now);

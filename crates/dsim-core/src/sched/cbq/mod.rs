@@ -45,7 +45,7 @@ pub use spec::{CbqClass, CbqInterior, CbqScheduler, CbqSpec, Guideline, Restart}
 
 use self::estimator::{EstimatorParams, EstimatorState};
 use super::classes::ClassQueues;
-use super::{QueueCtx, Verdict};
+use crate::discipline::{QueueCtx, Verdict};
 use crate::packet::PktId;
 use crate::time::SimTime;
 
@@ -243,7 +243,11 @@ impl Cbq {
             *first = Some(leaf);
         }
         let lender = self.send_permitted(leaf, now);
-        if lender.is_none() && self.nodes[leaf].estimator.delay_action(&mut self.state[leaf].estimator, now) {
+        if lender.is_none()
+            && self.nodes[leaf]
+                .estimator
+                .delay_action(&mut self.state[leaf].estimator, now)
+        {
             self.counters[leaf].delays += 1;
         }
         lender
@@ -372,7 +376,10 @@ impl Cbq {
     fn account(&mut self, leaf: usize, grant: Grant, size: u32, now: i64) {
         let prio = self.nodes[leaf].priority as usize;
         let ring = &self.rings[prio];
-        let pos = ring.iter().position(|&l| l == leaf).expect("a leaf is in its priority's ring");
+        let pos = ring
+            .iter()
+            .position(|&l| l == leaf)
+            .expect("a leaf is in its priority's ring");
         let mut next = (pos + 1) % ring.len();
         let Grant::Lender(lender) = grant else {
             self.active[prio] = next;

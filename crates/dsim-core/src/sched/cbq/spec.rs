@@ -72,7 +72,9 @@ fn is_true(b: &bool) -> bool {
 /// its share unless it may borrow from an ancestor.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
-#[param(document = "S. Floyd, V. Jacobson, Link-sharing and Resource Management Models for Packet Networks, 1995; ns-2 queue/cbq.cc")]
+#[param(
+    document = "S. Floyd, V. Jacobson, Link-sharing and Resource Management Models for Packet Networks, 1995; ns-2 queue/cbq.cc"
+)]
 pub struct CbqSpec {
     /// The round robin among the leaf classes of one priority: "prr" or "wrr".
     pub scheduler: CbqScheduler,
@@ -389,11 +391,15 @@ fn check_shares(keys: &[TreeKeys], parents: &[Option<usize>]) -> Result<(), Conf
         let limit = p.map_or(1.0, |p| keys[p].share);
         // A tolerance for the rounding of decimal shares (0.1 + 0.2 + 0.7).
         if *sum > limit + 1e-9 {
-            let whose = p.map_or("the link".to_string(), |p| format!("interior class {}", keys[p].label()));
+            let whose = p.map_or("the link".to_string(), |p| {
+                format!("interior class {}", keys[p].label())
+            });
             return Err(ConfigError::new(
                 k.path.key("share"),
                 render(&k.share),
-                format!("with this class the shares of the children of {whose} sum to {sum:.6}, above its share {limit}"),
+                format!(
+                    "with this class the shares of the children of {whose} sum to {sum:.6}, above its share {limit}"
+                ),
             ));
         }
     }

@@ -138,7 +138,12 @@ fn restart_by_timer_or_at_the_next_arrival_as_ns2() {
     let timer = departures(BOUNDED, &t);
     assert_eq!(
         timer,
-        vec![(Some(0.0), 'A'), (Some(32.0), 'A'), (Some(64.0), 'A'), (Some(50.0), 'B')]
+        vec![
+            (Some(0.0), 'A'),
+            (Some(32.0), 'A'),
+            (Some(64.0), 'A'),
+            (Some(50.0), 'B')
+        ]
     );
     // ns-2 has no timer: after A's first packet the link idles until B arrives at 50; B
     // goes, and at its end (58) A, underlimit since 32, sends its second packet (idle
@@ -258,7 +263,12 @@ classes = [
 
 #[test]
 fn the_link_sharing_guidelines_decide_when_a_class_may_borrow() {
-    let guideline = |g: &str| TREE.replace("scheduler = \"prr\"", &format!("scheduler = \"prr\"\nguideline = \"{g}\""));
+    let guideline = |g: &str| {
+        TREE.replace(
+            "scheduler = \"prr\"",
+            &format!("scheduler = \"prr\"\nguideline = \"{g}\""),
+        )
+    };
     let run = |parts: &dyn Fn() -> Vec<Vec<Arrival>>, g: &str| service_order(&guideline(g), &trace(parts()));
     // Two A packets and one C packet at 1 s, the link idle since 0. A's first goes at
     // once under its limit and leaves A overlimit until 1032 ms (no credit); X (credit
