@@ -344,19 +344,23 @@ def _cbq(
     Networks, 1995; ns-2 queue/cbq.cc.
 
     Args:
-        scheduler: The round robin among the leaf classes of one priority: "prr" or "wrr".
-            [one of "prr", "wrr"; required]
+        scheduler: The round robin among the leaf classes of one priority: "prr", a packet
+            per turn (ns-2 `Queue/CBQ`), or "wrr", bytes per round by share (ns-2
+            `Queue/CBQ/WRR`). [one of "prr", "wrr"; required]
         classes: The leaf classes, each with its codepoints and queue; the rows of the
             `queues` table, in this order, which is also the round-robin order within a
             priority. [a list of a table (CbqClass); required; not empty]
         guideline: The link-sharing guideline that decides when an overlimit class may
-            borrow: "ancestors_only", "top_level" or "formal". [one of "ancestors_only",
-            "top_level", "formal"; default "ancestors_only"]
+            borrow: "ancestors_only" (ns-2's default), "top_level" or "formal" (Floyd and
+            Jacobson's). [one of "ancestors_only", "top_level", "formal"; default
+            "ancestors_only"]
         maxpkt: The largest packet: sets the WRR round (classes x maxpkt bytes per priority)
             and the default maxidle (ns-2 `maxpkt_`, default 1024 B). [a size ("1500B",
             "64KB"); default "1024B"; range [1B, 65535B]]
-        restart: How an idle link with only regulated classes waiting starts again: "timer"
-            or "arrival" (ns-2). [one of "timer", "arrival"; default "timer"]
+        restart: How an idle link with only regulated classes waiting starts again: "timer",
+            when the first of them may send (the LBL code's and ALTQ's delay timer), or
+            "arrival", at the next packet's arrival (ns-2, which has no timer). [one of
+            "timer", "arrival"; default "timer"]
         efficient: When no class may send, the first waiting class allowed to borrow sends
             anyway, without its estimators being charged (ns-2 always; ALTQ's `efficient`
             flag). [true or false; default true]
@@ -483,7 +487,8 @@ def cbq_class(
             true); false: bounded at its share. [true or false; default true]
         maxidle: The credit of idle time a class may keep (its largest avgidle). Absent:
             ns-2's `auto`, maxpkt/link x max((1/share - 1)(1 - g^n)/g^n, 1 - g) with g = 1 -
-            2^-ewma_log and n = 8 x priority. [a time ("10ms"); range [0, inf)]
+            2^-ewma_log and n = 8 x priority (0 for an interior class). [a time ("10ms");
+            range [0, inf)]
         minidle: avgidle never falls below -minidle (ALTQ); absent: no bound (ns-2). [a time
             ("10ms"); range [0, inf)]
         extradelay: Added to an overlimit class's wait by the delay action (ns-2
@@ -518,7 +523,8 @@ def cbq_interior(
             true); false: bounded at its share. [true or false; default true]
         maxidle: The credit of idle time a class may keep (its largest avgidle). Absent:
             ns-2's `auto`, maxpkt/link x max((1/share - 1)(1 - g^n)/g^n, 1 - g) with g = 1 -
-            2^-ewma_log and n = 8 x priority. [a time ("10ms"); range [0, inf)]
+            2^-ewma_log and n = 8 x priority (0 for an interior class). [a time ("10ms");
+            range [0, inf)]
         minidle: avgidle never falls below -minidle (ALTQ); absent: no bound (ns-2). [a time
             ("10ms"); range [0, inf)]
         extradelay: Added to an overlimit class's wait by the delay action (ns-2

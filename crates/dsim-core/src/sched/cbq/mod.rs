@@ -414,8 +414,9 @@ impl Cbq {
 
     /// Top-level heuristic on an arrival for `leaf` (FJ95; ns-2 `toplevel_arrival`): a
     /// class that is not overlimit sets Top-level to 1; an overlimit one that may borrow
-    /// from a parent that is not sets it to the parent's level (ns-2 writes 2, the same
-    /// for a parent of leaves only), if that is lower.
+    /// from a parent that is not sets it to the parent's level, if that is lower (the LBL
+    /// code, the non-ALTQ branch of `rmc_queue_packet`; ns-2 writes 2, the same for a
+    /// parent of leaves only; ALTQ's branch takes the first ancestor not overlimit).
     fn toplevel_arrival(&mut self, leaf: usize, now: i64) {
         if self.toplevel <= 1 {
             return;

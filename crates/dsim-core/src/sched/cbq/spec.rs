@@ -76,10 +76,11 @@ fn is_true(b: &bool) -> bool {
     document = "S. Floyd, V. Jacobson, Link-sharing and Resource Management Models for Packet Networks, 1995; ns-2 queue/cbq.cc"
 )]
 pub struct CbqSpec {
-    /// The round robin among the leaf classes of one priority: "prr" or "wrr".
+    /// The round robin among the leaf classes of one priority: "prr", a packet per turn
+    /// (ns-2 `Queue/CBQ`), or "wrr", bytes per round by share (ns-2 `Queue/CBQ/WRR`).
     pub scheduler: CbqScheduler,
     /// The link-sharing guideline that decides when an overlimit class may borrow:
-    /// "ancestors_only", "top_level" or "formal".
+    /// "ancestors_only" (ns-2's default), "top_level" or "formal" (Floyd and Jacobson's).
     #[serde(default)]
     pub guideline: Guideline,
     /// The largest packet: sets the WRR round (classes x maxpkt bytes per priority) and
@@ -87,8 +88,9 @@ pub struct CbqSpec {
     #[serde(default = "default_maxpkt")]
     #[param(range = "[1B, 65535B]")]
     pub maxpkt: Bytes,
-    /// How an idle link with only regulated classes waiting starts again: "timer" or
-    /// "arrival" (ns-2).
+    /// How an idle link with only regulated classes waiting starts again: "timer", when
+    /// the first of them may send (the LBL code's and ALTQ's delay timer), or "arrival",
+    /// at the next packet's arrival (ns-2, which has no timer).
     #[serde(default)]
     pub restart: Restart,
     /// When no class may send, the first waiting class allowed to borrow sends anyway,
@@ -133,7 +135,8 @@ macro_rules! cbq_class_keys {
                 pub borrow: bool,
                 /// The credit of idle time a class may keep (its largest avgidle).
                 /// Absent: ns-2's `auto`, maxpkt/link x max((1/share - 1)(1 - g^n)/g^n,
-                /// 1 - g) with g = 1 - 2^-ewma_log and n = 8 x priority.
+                /// 1 - g) with g = 1 - 2^-ewma_log and n = 8 x priority (0 for an
+                /// interior class).
                 #[serde(default, skip_serializing_if = "Option::is_none")]
                 #[param(range = "[0, inf)")]
                 pub maxidle: Option<Duration>,
