@@ -49,29 +49,52 @@ fn schedulers() -> Vec<(&'static str, Qdisc)> {
         ),
         ("wrr", Qdisc::Wrr(Wrr::new(classes(), vec![3, 1, 2, 1]))),
         ("drr", Qdisc::Drr(Drr::new(classes(), vec![1500, 500, 3000, 100]))),
-        ("cbq-prr", cbq("prr", "top_level", "")),
-        ("cbq-wrr", cbq("wrr", "formal", "")),
+        ("cbq-prr", cbq("prr", "top_level")),
+        ("cbq-wrr", cbq("wrr", "formal")),
     ]
 }
 
-/// A CBQ over the four codepoints with small queues: classes 0 and 1 under an interior
-/// class, 1 at a lower priority; `extra` is added to every class (`borrow = false`, say).
-pub(super) fn cbq(scheduler: &str, guideline: &str, extra: &str) -> Qdisc {
-    let toml = format!(
+/// A CBQ over the four codepoints, every class allowed to borrow, queues of 8 packets.
+fn cbq(scheduler: &str, guideline: &str) -> Qdisc {
+    let spec: QueueSpec = toml::from_str(&cbq_table(scheduler, guideline, 8, [false; 4])).unwrap();
+    spec.qdisc(Rate(10_000_000), &KeyPath::root()).unwrap()
+}
+
+/// A CBQ table over the four codepoints with queues of `limit` packets: EF (share 0.2)
+/// and AF11 (0.3, a lower priority) under an interior class of half the link, AF21 (0.1)
+/// without idle credit, the default class 0.4; a class `bounded` may not borrow and has no
+/// idle credit.
+pub(super) fn cbq_table(scheduler: &str, guideline: &str, limit: u32, bounded: [bool; 4]) -> String {
+    let keys = [
+        r#"dscp = ["EF"], share = 0.2, parent = "X""#,
+        r#"dscp = ["AF11"], share = 0.3, parent = "X", priority = 1"#,
+        r#"dscp = ["AF21"], share = 0.1"#,
+        r#"default = true, share = 0.4"#,
+    ];
+    let class = |i: usize| {
+        let borrow = if bounded[i] { ", borrow = false" } else { "" };
+        let credit = if bounded[i] || i == 2 {
+            r#", maxidle = "0s""#
+        } else {
+            ""
+        };
+        format!(
+            r#"  {{ {}{borrow}{credit}, queue = {{ type = "droptail", limit = "{limit}p" }} }},"#,
+            keys[i]
+        )
+    };
+    let classes: Vec<String> = (0..4).map(class).collect();
+    format!(
         r#"type = "cbq"
 scheduler = "{scheduler}"
 guideline = "{guideline}"
 maxpkt = "1500B"
 interior = [ {{ name = "X", share = 0.5 }} ]
 classes = [
-  {{ dscp = ["EF"], share = 0.2, parent = "X", queue = {{ type = "droptail", limit = "8p" }} {extra} }},
-  {{ dscp = ["AF11"], share = 0.3, parent = "X", priority = 1, queue = {{ type = "droptail", limit = "8p" }} {extra} }},
-  {{ dscp = ["AF21"], share = 0.1, maxidle = "0s", queue = {{ type = "droptail", limit = "8p" }} {extra} }},
-  {{ default = true, share = 0.4, queue = {{ type = "droptail", limit = "8p" }} {extra} }},
-]"#
-    );
-    let spec: QueueSpec = toml::from_str(&toml).unwrap();
-    spec.qdisc(Rate(10_000_000), &KeyPath::root()).unwrap()
+{}
+]"#,
+        classes.join("\n")
+    )
 }
 
 proptest! {

@@ -151,6 +151,24 @@ macro_rules! cbq_class_keys {
                 pub extradelay: Duration,
             }
         }
+
+        impl $name {
+            /// The class's keys of the tree, at `path`, with its name if it is an interior
+            /// class and its priority (0 for an interior class).
+            fn tree_keys<'a>(&'a self, path: KeyPath, name: Option<&'a str>, priority: u8) -> TreeKeys<'a> {
+                TreeKeys {
+                    path,
+                    name,
+                    share: self.share.0,
+                    parent: self.parent.as_deref(),
+                    borrow: self.borrow,
+                    maxidle: self.maxidle,
+                    minidle: self.minidle,
+                    extradelay: self.extradelay,
+                    priority,
+                }
+            }
+        }
     };
 }
 
@@ -245,28 +263,10 @@ impl CbqSpec {
 
     /// Every class's tree keys: the leaves, then the interior classes.
     fn tree_keys(&self, path: &KeyPath) -> Vec<TreeKeys<'_>> {
-        let leaves = self.classes.iter().enumerate().map(|(i, c)| TreeKeys {
-            path: path.key("classes").index(i),
-            name: None,
-            share: c.share.0,
-            parent: c.parent.as_deref(),
-            borrow: c.borrow,
-            maxidle: c.maxidle,
-            minidle: c.minidle,
-            extradelay: c.extradelay,
-            priority: c.priority,
-        });
-        let interior = self.interior.iter().enumerate().map(|(i, c)| TreeKeys {
-            path: path.key("interior").index(i),
-            name: Some(c.name.as_str()),
-            share: c.share.0,
-            parent: c.parent.as_deref(),
-            borrow: c.borrow,
-            maxidle: c.maxidle,
-            minidle: c.minidle,
-            extradelay: c.extradelay,
-            priority: 0,
-        });
+        let leaves =
+            (self.classes.iter().enumerate()).map(|(i, c)| c.tree_keys(path.key("classes").index(i), None, c.priority));
+        let interior = (self.interior.iter().enumerate())
+            .map(|(i, c)| c.tree_keys(path.key("interior").index(i), Some(c.name.as_str()), 0));
         leaves.chain(interior).collect()
     }
 

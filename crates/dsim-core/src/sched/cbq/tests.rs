@@ -388,19 +388,7 @@ mod properties {
     const BOUNDED: [bool; 4] = [true, false, true, false];
 
     fn config(scheduler: &str, guideline: &str) -> String {
-        format!(
-            r#"type = "cbq"
-scheduler = "{scheduler}"
-guideline = "{guideline}"
-maxpkt = "1500B"
-interior = [ {{ name = "X", share = 0.5 }} ]
-classes = [
-  {{ dscp = ["EF"], share = 0.2, parent = "X", borrow = false, maxidle = "0s", queue = {{ type = "droptail", limit = "10p" }} }},
-  {{ dscp = ["AF11"], share = 0.3, parent = "X", priority = 1, queue = {{ type = "droptail", limit = "10p" }} }},
-  {{ dscp = ["AF21"], share = 0.1, borrow = false, maxidle = "0s", queue = {{ type = "droptail", limit = "10p" }} }},
-  {{ default = true, share = 0.4, queue = {{ type = "droptail", limit = "10p" }} }},
-]"#
-        )
+        crate::sched::properties::cbq_table(scheduler, guideline, 10, BOUNDED)
     }
 
     fn arrivals() -> impl Strategy<Value = Vec<Arrival>> {
