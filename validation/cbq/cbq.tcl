@@ -14,13 +14,8 @@
 #   c  one FTP over SACK TCP from S3, fid 3: allot 0.5, may borrow.
 # Each class a drop-tail queue of 20 packets.
 
-if {$argc < 2 || $argc > 3} {
-    puts stderr "usage: ns cbq.tcl prr|wrr TRACE \[DURATION_S\]"
-    exit 2
-}
-set scheduler [lindex $argv 0]
-set trace_file [lindex $argv 1]
-set duration [expr {$argc > 2 ? [lindex $argv 2] : 60}]
+source [file join [file dirname [info script]] common.tcl]
+set scheduler [arguments "ns cbq.tcl prr|wrr TRACE \[DURATION_S\]"]
 if {$scheduler ni {prr wrr}} {
     puts stderr "SCHEDULER $scheduler: prr or wrr"
     exit 2
@@ -55,36 +50,18 @@ set link [$ns link $r $d]
 set top [new CBQClass]
 $top setparams none false 1.0 auto 8 2 0
 $link insert $top
-foreach {name fid allot borrow} {a 1 0.2 false b 2 0.3 true c 3 0.5 true} {
-    set cl($name) [new CBQClass]
-    set q [new Queue/DropTail]
-    $q set limit_ 20
-    $cl($name) install-queue $q
-    $cl($name) setparams $top $borrow $allot auto 1 1 0
-    $link insert $cl($name)
-    $link bind $cl($name) $fid
+foreach {fid allot borrow} {1 0.2 false 2 0.3 true 3 0.5 true} {
+    leaf_class $link $top $allot $borrow 1 20 $fid
 }
 
-foreach {i start} {1 0.1 2 0.2 3 0.3} {
+foreach i {1 2 3} {
     set s($i) [$ns node]
     $ns simplex-link $s($i) $r 10Mb 1ms DropTail
     $ns simplex-link $r $s($i) 10Mb 1ms DropTail
     $ns queue-limit $s($i) $r 1000
 }
-foreach {i size rate} {1 500 600kb 2 1000 400kb} {
-    set udp($i) [new Agent/UDP]
-    $udp($i) set packetSize_ 1500
-    $udp($i) set fid_ $i
-    $ns attach-agent $s($i) $udp($i)
-    set sink($i) [new Agent/Null]
-    $ns attach-agent $d $sink($i)
-    $ns connect $udp($i) $sink($i)
-    set cbr($i) [new Application/Traffic/CBR]
-    $cbr($i) set packetSize_ $size
-    $cbr($i) set rate_ $rate
-    $cbr($i) set random_ 0
-    $cbr($i) attach-agent $udp($i)
-}
+cbr_source $s(1) $d 1 500 600kb 0.1
+cbr_source $s(2) $d 2 1000 400kb 0.2
 set tcp [new Agent/TCP/Sack1]
 set tsink [new Agent/TCPSink/Sack1]
 $tcp set fid_ 3
@@ -93,14 +70,6 @@ $ns attach-agent $d $tsink
 $ns connect $tcp $tsink
 set ftp [$tcp attach-app FTP]
 
-$ns at 0.1 "$cbr(1) start"
-$ns at 0.2 "$cbr(2) start"
 $ns at 0.3 "$ftp start"
-proc finish {} {
-    global ns tf
-    $ns flush-trace
-    close $tf
-    exit 0
-}
 $ns at $duration "finish"
 $ns run

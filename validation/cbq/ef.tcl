@@ -16,13 +16,8 @@
 #   c1..c4  one CBR of 500 kbit/s of 1500 B each, fids 11-14 (2 Mbit/s in all, the link
 #        full): allot 0.17275 each, may borrow, drop-tail queues of 50 packets.
 
-if {$argc < 2 || $argc > 3} {
-    puts stderr "usage: ns ef.tcl 0|1 TRACE \[DURATION_S\]"
-    exit 2
-}
-set prio [lindex $argv 0]
-set trace_file [lindex $argv 1]
-set duration [expr {$argc > 2 ? [lindex $argv 2] : 60}]
+source [file join [file dirname [info script]] common.tcl]
+set prio [arguments "ns ef.tcl 0|1 TRACE \[DURATION_S\]"]
 
 set ns [new Simulator]
 set tf [open $trace_file w]
@@ -38,21 +33,9 @@ set link [$ns link $r $d]
 set top [new CBQClass]
 $top setparams none false 1.0 auto 8 2 0
 $link insert $top
-proc leaf {name allot borrow limit fids} {
-    global top link prio cl
-    set cl($name) [new CBQClass]
-    set q [new Queue/DropTail]
-    $q set limit_ $limit
-    $cl($name) install-queue $q
-    $cl($name) setparams $top $borrow $allot auto $prio 1 0
-    $link insert $cl($name)
-    foreach fid $fids {
-        $link bind $cl($name) $fid
-    }
-}
-leaf ef 0.309 false 100 {1 2 3 4 5 6 7 8}
-foreach i {1 2 3 4} {
-    leaf c$i 0.17275 true 50 [expr {10 + $i}]
+leaf_class $link $top 0.309 false $prio 100 {1 2 3 4 5 6 7 8}
+foreach fid {11 12 13 14} {
+    leaf_class $link $top 0.17275 true $prio 50 $fid
 }
 
 # Sources: fid, packet size, rate, start (s).
@@ -65,25 +48,7 @@ foreach {fid size rate start} $sources {
     set h [$ns node]
     $ns simplex-link $h $r 100Mb 0.1ms DropTail
     $ns queue-limit $h $r 1000
-    set udp [new Agent/UDP]
-    $udp set packetSize_ 1500
-    $udp set fid_ $fid
-    $ns attach-agent $h $udp
-    set sink [new Agent/Null]
-    $ns attach-agent $d $sink
-    $ns connect $udp $sink
-    set cbr [new Application/Traffic/CBR]
-    $cbr set packetSize_ $size
-    $cbr set rate_ $rate
-    $cbr set random_ 0
-    $cbr attach-agent $udp
-    $ns at $start "$cbr start"
-}
-proc finish {} {
-    global ns tf
-    $ns flush-trace
-    close $tf
-    exit 0
+    cbr_source $h $d $fid $size $rate $start
 }
 $ns at $duration "finish"
 $ns run
