@@ -126,6 +126,30 @@ fn parse_dscp(py: Python<'_>, text: &str, path: &str) -> PyResult<u8> {
     })
 }
 
+/// The value of a unit string as the core reads it: a `"rate"` in bit/s, a `"size"` in
+/// bytes, a `"duration"` in nanoseconds. Raises ScenarioError naming `path`. Python never
+/// parses a unit itself, so every unit string means the same everywhere.
+#[pyfunction]
+fn parse_quantity(py: Python<'_>, kind: &str, text: &str, path: &str) -> PyResult<u64> {
+    use dsim_core::time::{Bytes, Duration, Rate};
+    let value = match kind {
+        "rate" => Rate::parse(text).map(|r| r.0),
+        "size" => Bytes::parse(text).map(|b| b.0),
+        "duration" => Duration::parse(text).map(|d| d.0),
+        _ => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "kind \"{kind}\" is not one of \"rate\", \"size\", \"duration\""
+            )));
+        }
+    };
+    value.map_err(|e| {
+        scenario_error(
+            py,
+            &ConfigError::new(scenario::KeyPath::parse(path), Some(format!("\"{text}\"")), e.0),
+        )
+    })
+}
+
 /// The standard name of a codepoint ("EF", "AF11", ...) or its number as text.
 #[pyfunction]
 fn dscp_name(dscp: u8) -> String {
@@ -428,6 +452,7 @@ fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(replication_seed, m)?)?;
     m.add_function(wrap_pyfunction!(parse_dscp, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(dscp_name, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(replay_kinds, m)?)?;
