@@ -112,11 +112,11 @@ pub struct CbqSpec {
 
 /// Declares a table of CBQ class keys: the table's own fields, then the keys every class
 /// of the tree has (share, parent, borrowing, the estimator's bounds), written here once.
-/// `$wrap` is the macro that emits the struct (`crate::class_table` for a leaf, which adds
-/// `dscp`, `default` and `queue`).
+/// `$wrap` is the macro that emits the struct (`leaf_table` for a leaf, which adds `dscp`,
+/// `default` and `queue`; `plain_table` for an interior class).
 macro_rules! cbq_class_keys {
-    ($($wrap:ident)::+ { $(#[$attr:meta])* pub struct $name:ident { $($fields:tt)* } }) => {
-        $($wrap)::+! {
+    ($wrap:ident { $(#[$attr:meta])* pub struct $name:ident { $($fields:tt)* } }) => {
+        $wrap! {
             $(#[$attr])*
             pub struct $name {
                 $($fields)*
@@ -177,8 +177,13 @@ macro_rules! plain_table {
     ($($item:tt)*) => { $($item)* };
 }
 
+/// Emits a leaf class table: the struct with the keys every scheduler's class has.
+macro_rules! leaf_table {
+    ($($item:tt)*) => { crate::class_table! { $($item)* } };
+}
+
 cbq_class_keys! {
-    crate::class_table {
+    leaf_table {
         /// One leaf class of a `cbq` scheduler: codepoints, a queue, a priority and a share.
         #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, Params)]
         #[serde(deny_unknown_fields)]
