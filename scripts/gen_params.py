@@ -61,6 +61,7 @@ BUILDERS: dict[str, Builder] = {
     "wrr_class": Builder("WrrClass", None, ("dscp",)),
     "drr_class": Builder("DrrClass", None, ("dscp",)),
     "cbq_class": Builder("CbqClass", None, ("dscp",)),
+    "cbq_interior": Builder("CbqInterior", None, ("name", "share")),
     # meters, shapers, policers
     "token_bucket": Builder("TokenBucketSpec", "token_bucket", ("rate", "depth")),
     "tsw": Builder("TswSpec", "tsw", ("target", "window")),

@@ -31,8 +31,17 @@ PQ = priority(klass("EF", limit_rate="450kbps", limit_burst="3000B"), klass(defa
         priority(klass(["EF", "AF11"], queue=dsim.droptail("20p")), klass("AF21"), klass(default=True, queue=dsim.droptail("64KB"))),
         wrr(klass("EF", weight=3), klass(default=True, weight=1)),
         drr(klass("EF", quantum="1500B"), klass(default=True, quantum="500B")),
-        cbq(klass("EF", weight=1, priority_rate="300kbps", priority_burst="3000B"), klass(default=True, weight=2)),
-        cbq(klass("EF", quantum="1500B", priority_rate="300kbps", priority_burst="3000B"), klass(default=True, quantum="1500B"), scheduler="drr"),
+        cbq(klass("EF", share=0.3, borrow=False, maxidle="0s"), klass(default=True, share=0.7, priority=1), scheduler="prr"),
+        cbq(
+            klass("EF", share=0.2, parent="af"),
+            klass("AF11", share="30%", parent="af", priority=1, queue=dsim.red("40p", "5p", "15p")),
+            klass(default=True, share=0.4, priority=1),
+            scheduler="wrr",
+            interior=[dsim.cbq_interior("af", 0.5, maxidle="10ms")],
+            guideline="formal",
+            maxpkt="1500B",
+            restart="arrival",
+        ),
         # Every codepoint listed: no default class needed.
         wrr(klass(list(range(32)), weight=1), klass(list(range(32, 64)), weight=1)),
     ],
@@ -62,29 +71,23 @@ ERRORS = [
     (priority(klass("EF", weight=2), klass(default=True)), "link[0].queue.classes[0].weight", "unknown field `weight`"),
     (priority(klass("EF", queue=wrr(klass(default=True, weight=1))), klass(default=True)), "link[0].queue.classes[0].queue.type", "single queue"),
     (priority(klass("EF", queue=dsim.droptail("0p")), klass(default=True)), "link[0].queue.classes[0].queue.limit", "limit must be greater than 0"),
-    (cbq(klass("EF", weight=1), klass(default=True, weight=1)), "link[0].queue.classes", "needs one class with priority_rate"),
+    (cbq(klass("EF", share=0.6), klass(default=True, share=0.5), scheduler="prr"), "link[0].queue.classes[1].share", "the shares of the children of the link sum to 1.100000, above its share 1"),
     (
-        cbq(klass("EF", weight=1, priority_rate="1kbps", priority_burst="1500B"), klass(default=True, weight=1, priority_rate="1kbps", priority_burst="1500B")),
-        "link[0].queue.classes[1].priority_rate",
-        "already has the priority allowance",
+        cbq(klass("EF", share=0.2, parent="X"), klass(default=True, share=0.2, parent="X"), scheduler="wrr", interior=[dsim.cbq_interior("X", 0.3)]),
+        "link[0].queue.classes[1].share",
+        "children of interior class \"X\" sum to 0.400000",
     ),
-    (cbq(klass("EF", weight=1, priority_rate="1kbps"), klass(default=True, weight=1)), "link[0].queue.classes[0].priority_rate", "needs priority_burst"),
-    (cbq(klass("EF", weight=1, priority_rate="0kbps", priority_burst="1B"), klass(default=True, weight=1)), "link[0].queue.classes[0].priority_rate", "greater than 0"),
+    (cbq(klass("EF", share=0.2, parent="Y"), klass(default=True, share=0.2), scheduler="prr"), "link[0].queue.classes[0].parent", "no interior class has this name"),
     (
-        cbq(klass("EF", quantum="1500B", priority_rate="1kbps", priority_burst="1500B"), klass(default=True, quantum="1500B")),
-        "link[0].queue.classes[0].quantum",
-        "a CBQ class over wrr takes a weight, not a quantum",
+        cbq(klass("EF", share=0.2, parent="X"), klass(default=True, share=0.2), scheduler="prr", interior=[dsim.cbq_interior("X", 0.3, parent="Y"), dsim.cbq_interior("Y", 0.3, parent="X")]),
+        "link[0].queue.interior[0].parent",
+        "the interior classes form a cycle",
     ),
-    (
-        cbq(klass("EF", quantum="1500B", priority_rate="1kbps", priority_burst="1B"), klass(default=True), scheduler="drr"),
-        "link[0].queue.classes[1]",
-        "a CBQ class over drr needs a quantum",
-    ),
-    (
-        cbq(klass("EF", weight=1, limit_rate="1kbps", limit_burst="1B", priority_rate="1kbps", priority_burst="1B"), klass(default=True, weight=1)),
-        "link[0].queue.classes[0].limit_burst",
-        "unknown field `limit_burst`",
-    ),
+    (cbq(klass(default=True, share=0.2), scheduler="prr", interior=[dsim.cbq_interior("X", 0.3)]), "link[0].queue.interior[0]", "an interior class has at least one child"),
+    (cbq(klass("EF", share=0.0), klass(default=True, share=0.5), scheduler="prr"), "link[0].queue.classes[0].share", "share must lie in (0, 1]"),
+    (cbq(klass("EF", share=0.5, priority=10), klass(default=True, share=0.5), scheduler="prr"), "link[0].queue.classes[0].priority", "priority must lie in [0, 9]"),
+    (cbq(klass("EF", share=0.5), klass(default=True), scheduler="prr"), "link[0].queue.classes[1]", "missing field `share`"),
+    (cbq(klass("EF", share=0.5, weight=1), klass(default=True, share=0.5), scheduler="wrr"), "link[0].queue.classes[0].weight", "unknown field `weight`"),
 ]
 
 
@@ -103,7 +106,7 @@ def test_scheduler_errors_name_the_key_and_the_rule(queue: dict, path: str, rule
 # Errors serde reports while reading the file: they stop at the queue's key path (the
 # classes sit inside an internally tagged table), but the message names the field.
 READ_ERRORS = [
-    (cbq(klass("EF", weight=1, priority_rate="1kbps", priority_burst="1B"), klass(default=True, weight=1), scheduler="fifo"), "link[0].queue.scheduler", "unknown variant `fifo`"),
+    (cbq(klass(default=True, share=1), scheduler="fifo"), "link[0].queue.scheduler", "unknown variant `fifo`"),
     (priority({"dscp": ["EF"], "wieght": 3}, klass(default=True)), "link[0].queue.classes[0].wieght", "unknown field `wieght`"),
     (priority(klass("EF", limit_rate="450", limit_burst="3000B"), klass(default=True)), "link[0].queue.classes[0].limit_rate", "has no unit"),
     (priority(klass("AF51"), klass(default=True)), "link[0].queue.classes[0].dscp[0]", "not an AF codepoint"),
@@ -123,7 +126,12 @@ def test_malformed_scheduler_specs_are_refused(queue: dict, path: str, fragment:
 def test_klass_builder_writes_the_file_syntax() -> None:
     assert klass("EF", limit_rate="450kbps", limit_burst="3000B") == {"dscp": ["EF"], "limit_rate": "450kbps", "limit_burst": "3000B"}
     assert klass(default=True, weight=2, queue=dsim.droptail("50p")) == {"default": True, "weight": 2, "queue": {"type": "droptail", "limit": "50p"}}
-    assert cbq(klass(default=True, quantum="1500B"), scheduler="drr")["scheduler"] == "drr"
+    assert cbq(klass(default=True, share=1), scheduler="prr", interior=[dsim.cbq_interior("X", "50%")]) == {
+        "type": "cbq",
+        "scheduler": "prr",
+        "classes": [{"default": True, "share": 1}],
+        "interior": [{"name": "X", "share": "50%"}],
+    }
     text = one_link(PQ).to_toml()
     assert Scenario.from_toml(text).canonical_toml() == one_link(PQ).canonical_toml()
 
@@ -243,6 +251,32 @@ def test_ns2_visit_bytes_hand_computed() -> None:
     # Ratio 3.0 with 5 queues: share 0.9, the others' 187 B are served as 750 B.
     assert ef.ns2_quanta(ef.ef_share(3.0), 5) == (6750, 750)
     assert ef.ns2_quanta(ef.ef_share(1.03), 5) == (2318, 1313)
+
+
+def test_cbq_wrr_serves_backlogged_classes_as_ns2() -> None:
+    # dsim's CBQ/WRR (the Rust scheduler) against this module's model of
+    # WRR_CBQueue::deque (ns2_visit_bytes, written apart from it): five backlogged classes
+    # of 1500 B packets, shares 0.309 and 4 x 0.17275, maxpkt 1500 B: allotments 2317 and
+    # 1295 B, served as 2317 and 1312.5 B per visit. Every class may borrow, so the
+    # estimator holds none back. In the first 2000 departures each class is within one
+    # packet of its share of 2317 : 4 x 1312.5.
+    share, other = 0.309, (1 - 0.309) / 4
+    backlog = dsim.droptail("2000p")
+    queue = cbq(
+        klass("EF", share=share, queue=backlog),
+        *[klass(d, share=other, queue=backlog) for d in ("CS1", "CS2", "CS3")],
+        klass(default=True, share=other, queue=backlog),
+        scheduler="wrr",
+        maxpkt="1500B",
+    )
+    names = ["EF", "CS1", "CS2", "CS3", "BE"]
+    out = dsim.replay(queue, [{"time": 0, "size": 1500, "dscp": d} for d in names * 1500], rate="1.5Mbps")
+    first = out.sort_values("depart_ns").head(2000)["dscp_in"].value_counts()
+    per_visit = {d: ef.ns2_visit_bytes(int((share if d == "EF" else other) * 7500)) for d in names}
+    assert (per_visit["EF"], per_visit["BE"]) == (2317, 1312.5)
+    round_bytes = sum(per_visit.values())
+    for d in names:
+        assert abs(first[d] - 2000 * per_visit[d] / round_bytes) < 1, (d, first[d])
 
 
 def test_mean_packet_and_wrr_weights() -> None:

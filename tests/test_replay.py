@@ -251,7 +251,7 @@ QUEUES = {
     "priority": dsim.priority(dsim.klass("EF"), dsim.klass(default=True)),
     "wrr": dsim.wrr(dsim.klass("EF", weight=2), dsim.klass(default=True, weight=1)),
     "drr": dsim.drr(dsim.klass("EF", quantum="1500B"), dsim.klass(default=True, quantum="1500B")),
-    "cbq": dsim.cbq(dsim.klass("EF", weight=1, priority_rate="1Mbps", priority_burst="3000B"), dsim.klass(default=True, weight=1)),
+    "cbq": dsim.cbq(dsim.klass("EF", share=0.25, borrow=False), dsim.klass(default=True, share=0.75), scheduler="wrr"),
     "dsd": dsim.dsd("10p", "5ms"),
 }
 CONDITIONERS = {

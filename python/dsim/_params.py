@@ -327,17 +327,47 @@ def _drr(
 def _cbq(
     scheduler: str,
     classes: list[dict[str, Any]],
+    *,
+    guideline: str | None = None,
+    maxpkt: str | None = None,
+    restart: str | None = None,
+    efficient: bool | None = None,
+    ewma_log: int | None = None,
+    interior: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """`type = "cbq"`: one class (with `priority_rate`, `priority_burst`) has priority up to
-    that rate; every class, that one included, shares the rest by `scheduler`.
+    """`type = "cbq"`: class-based queueing (Floyd and Jacobson 1995, as ns-2 implements it): a
+    tree of classes with link shares under the link, strict priority between leaf classes
+    and a round robin within one priority, and an estimator that holds a class over its
+    share unless it may borrow from an ancestor.
 
-    Document: RFC 2598.
+    Document: S. Floyd, V. Jacobson, Link-sharing and Resource Management Models for Packet
+    Networks, 1995; ns-2 queue/cbq.cc.
 
     Args:
-        scheduler: The link-sharing round robin: "wrr" (classes take `weight`) or "drr"
-            (`quantum`). [one of "wrr", "drr"; required; section 2.2]
-        classes: The classes, in round-robin order. [a list of a table (CbqClass); required;
-            not empty]
+        scheduler: The round robin among the leaf classes of one priority: "prr", a packet
+            per turn (ns-2 `Queue/CBQ`), or "wrr", bytes per round by share (ns-2
+            `Queue/CBQ/WRR`). [one of "prr", "wrr"; required]
+        classes: The leaf classes, each with its codepoints and queue; the rows of the
+            `queues` table, in this order, which is also the round-robin order within a
+            priority. [a list of a table (CbqClass); required; not empty]
+        guideline: The link-sharing guideline that decides when an overlimit class may
+            borrow: "ancestors_only" (ns-2's default), "top_level" or "formal" (Floyd and
+            Jacobson's). [one of "ancestors_only", "top_level", "formal"; default
+            "ancestors_only"]
+        maxpkt: The largest packet: sets the WRR round (classes x maxpkt bytes per priority)
+            and the default maxidle (ns-2 `maxpkt_`, default 1024 B). [a size ("1500B",
+            "64KB"); default "1024B"; range [1B, 65535B]]
+        restart: How an idle link with only regulated classes waiting starts again: "timer",
+            when the first of them may send (the LBL code's and ALTQ's delay timer), or
+            "arrival", at the next packet's arrival (ns-2, which has no timer). [one of
+            "timer", "arrival"; default "timer"]
+        efficient: When no class may send, the first waiting class allowed to borrow sends
+            anyway, without its estimators being charged (ns-2 always; ALTQ's `efficient`
+            flag). [true or false; default true]
+        ewma_log: The estimator's EWMA weight is 2^-ewma_log (ns-2: 1/16). [a whole number;
+            default 4; range [1, 16]]
+        interior: The interior classes of the tree: named, with a share, no queue. [a list
+            of a table (CbqInterior); default []]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -428,12 +458,15 @@ def cbq_class(
     *,
     default: bool | None = None,
     queue: dict[str, Any] | None = None,
-    weight: int | None = None,
-    quantum: str | None = None,
-    priority_rate: str | None = None,
-    priority_burst: str | None = None,
+    priority: int | None = None,
+    share: float | str,
+    parent: str | None = None,
+    borrow: bool | None = None,
+    maxidle: str | None = None,
+    minidle: str | None = None,
+    extradelay: str | None = None,
 ) -> dict[str, Any]:
-    """One class of a `cbq` scheduler.
+    """One leaf class of a `cbq` scheduler: codepoints, a queue, a priority and a share.
 
     Args:
         dscp: Codepoints classified into this class. [a list of a codepoint (a name such as
@@ -443,14 +476,59 @@ def cbq_class(
         queue: The class's single queue: drop-tail or an AQM. [a table chosen by `type`:
             "cbq", "droptail", "drr", "dsd", "mred", "priority", "red", "wrr"; default {
             limit = "100p", type = "droptail" }]
-        weight: Packets per visit of the round robin (scheduler = "wrr"). [a whole number;
-            range [1, inf)]
-        quantum: Bytes per round of the round robin (scheduler = "drr"). [a size ("1500B",
-            "64KB"); range [1B, inf)]
-        priority_rate: The rate up to which this class is served ahead of the others (one
-            class). [a rate ("10Mbps"); range (0, inf); section 2.2]
-        priority_burst: The depth of that allowance's token bucket. [a size ("1500B",
-            "64KB"); range (0, inf); section 2.2]
+        priority: Strict priority between leaf classes: 0 is served first (ns-2 `priority_`,
+            default 0, at most 9). [a whole number; default 0; range [0, 9]]
+        share: The class's allocated share of the link (ns-2 `allot`): its rate is share x
+            the link rate. The shares of a class's children sum to at most its own (the
+            link's is 1). [a fraction (0.1 or "10%"); required; range (0, 1]]
+        parent: The interior class this one belongs to; absent: the link (the root). [a
+            text; not empty]
+        borrow: May borrow from its ancestors when over its share (ns-2 `okborrow_`, default
+            true); false: bounded at its share. [true or false; default true]
+        maxidle: The credit of idle time a class may keep (its largest avgidle). Absent:
+            ns-2's `auto`, maxpkt/link x max((1/share - 1)(1 - g^n)/g^n, 1 - g) with g = 1 -
+            2^-ewma_log and n = 8 x priority (0 for an interior class). [a time ("10ms");
+            range [0, inf)]
+        minidle: avgidle never falls below -minidle (ALTQ); absent: no bound (ns-2). [a time
+            ("10ms"); range [0, inf)]
+        extradelay: Added to an overlimit class's wait by the delay action (ns-2
+            `extradelay_`, default 0). [a time ("10ms"); default "0s"; range [0, inf)]
+
+    Keys left at None are left out of the table: the core's default applies.
+    """
+    return _table(None, locals())
+
+
+def cbq_interior(
+    name: str,
+    share: float | str,
+    *,
+    parent: str | None = None,
+    borrow: bool | None = None,
+    maxidle: str | None = None,
+    minidle: str | None = None,
+    extradelay: str | None = None,
+) -> dict[str, Any]:
+    """An interior class of a `cbq` scheduler: a share of the link that its children divide and
+    may borrow from; it holds no queue.
+
+    Args:
+        name: The name its children give as `parent`. [a text; required; not empty]
+        share: The class's allocated share of the link (ns-2 `allot`): its rate is share x
+            the link rate. The shares of a class's children sum to at most its own (the
+            link's is 1). [a fraction (0.1 or "10%"); required; range (0, 1]]
+        parent: The interior class this one belongs to; absent: the link (the root). [a
+            text; not empty]
+        borrow: May borrow from its ancestors when over its share (ns-2 `okborrow_`, default
+            true); false: bounded at its share. [true or false; default true]
+        maxidle: The credit of idle time a class may keep (its largest avgidle). Absent:
+            ns-2's `auto`, maxpkt/link x max((1/share - 1)(1 - g^n)/g^n, 1 - g) with g = 1 -
+            2^-ewma_log and n = 8 x priority (0 for an interior class). [a time ("10ms");
+            range [0, inf)]
+        minidle: avgidle never falls below -minidle (ALTQ); absent: no bound (ns-2). [a time
+            ("10ms"); range [0, inf)]
+        extradelay: Added to an overlimit class's wait by the delay action (ns-2
+            `extradelay_`, default 0). [a time ("10ms"); default "0s"; range [0, inf)]
 
     Keys left at None are left out of the table: the core's default applies.
     """

@@ -32,6 +32,7 @@ from . import _dsim, _params
 # once, in Rust. The wrappers below add Python conveniences on top of them.
 from ._params import (
     cbq_class,
+    cbq_interior,
     cbr,
     constant,
     drop,
@@ -74,6 +75,7 @@ __all__ = [  # noqa: RUF022 (grouped by document, as the docs present them)
     "wrr_class",
     "drr_class",
     "cbq_class",
+    "cbq_interior",
     "priority",
     "wrr",
     "drr",
@@ -146,10 +148,13 @@ def drr(*classes: dict[str, Any]) -> dict[str, Any]:
     return _params._drr(list(classes))
 
 
-def cbq(*classes: dict[str, Any], scheduler: str = "wrr") -> dict[str, Any]:
-    """One class (with `priority_rate`, `priority_burst`) served first up to that rate;
-    all classes, that one included, share the rest by `scheduler` ("wrr" or "drr")."""
-    return _params._cbq(scheduler, list(classes))
+def cbq(*classes: dict[str, Any], scheduler: str, interior: list[dict[str, Any]] | None = None, **keys: Any) -> dict[str, Any]:
+    """Class-based queueing (Floyd and Jacobson 1995, as ns-2) over the leaf `classes`
+    (:func:`klass` with the keys of :func:`cbq_class`: `share`, `priority`, `parent`,
+    `borrow`, ...), in round-robin order; `scheduler` "prr" or "wrr"; `interior` the
+    classes of the tree above the leaves (:func:`cbq_interior`); the other keys of
+    :func:`dsim._params._cbq` (`guideline`, `maxpkt`, `restart`, ...)."""
+    return _params._cbq(scheduler, list(classes), interior=interior, **keys)
 
 
 def dsd(buffer: str, d: str, *, control: dict[str, Any] | bool | None = None, **keys: Any) -> dict[str, Any]:

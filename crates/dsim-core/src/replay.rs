@@ -489,10 +489,15 @@ fn replay_queue(
     arrivals: &[Arrival],
     seed: u64,
 ) -> Result<(Vec<Outcome>, Vec<QueueState>), ConfigError> {
-    let mut qdisc = spec.qdisc(rate, &KeyPath::root())?;
-    let mut rng = stream(seed, "queue:replay");
-    let mut pkts = PacketArena::with_capacity(256);
-    let mut dropped: Vec<(PktId, DropCause)> = Vec::new();
+    let mut l = QueueLink {
+        qdisc: spec.qdisc(rate, &KeyPath::root())?,
+        rate,
+        rng: stream(seed, "queue:replay"),
+        pkts: PacketArena::with_capacity(256),
+        dropped: Vec::new(),
+        on_wire: None,
+        resume: None,
+    };
     let mut out: Vec<Outcome> = arrivals
         .iter()
         .map(|a| Outcome {
@@ -502,38 +507,29 @@ fn replay_queue(
         })
         .collect();
     let mut states = vec![QueueState::NONE; arrivals.len()];
-    // The packet on the wire and when its last bit leaves.
-    let mut on_wire: Option<(PktId, SimTime)> = None;
     let mut next = 0;
     loop {
         let next_arrival = arrivals.get(next).map(|a| a.time);
-        let tx_end = on_wire.map(|(_, t)| t);
-        let now = match (next_arrival, tx_end) {
-            (None, None) => break,
-            (Some(a), Some(e)) => a.min(e),
-            (Some(a), None) => a,
-            (None, Some(e)) => e,
+        let tx_end = l.on_wire.map(|(_, t)| t);
+        let Some(now) = [next_arrival, tx_end, l.resume].into_iter().flatten().min() else {
+            break;
         };
         if next_arrival != Some(now) {
-            // The transmission ends, after every arrival of its nanosecond: the next
-            // queued packet starts.
-            let (id, _) = on_wire.take().expect("checked");
-            pkts.free(id);
-            start_next(
-                &mut qdisc,
-                now,
-                rate,
-                &mut pkts,
-                &mut rng,
-                &mut dropped,
-                &mut out,
-                &mut on_wire,
-            );
+            // The transmission ends, or the discipline asked to be asked again, after every
+            // arrival of its nanosecond: the next queued packet starts if the link is free.
+            if tx_end == Some(now) {
+                let (id, _) = l.on_wire.take().expect("checked");
+                l.pkts.free(id);
+            }
+            if l.resume == Some(now) {
+                l.resume = None;
+            }
+            l.start_if_free(now, &mut out);
             continue;
         }
         while next < arrivals.len() && arrivals[next].time == now {
             let a = arrivals[next];
-            let id = pkts.alloc(Packet {
+            let id = l.pkts.alloc(Packet {
                 flow: a.flow,
                 size: a.size,
                 dscp: a.dscp,
@@ -543,71 +539,72 @@ fn replay_queue(
                 enqueued_at: now,
                 ..Default::default()
             });
-            qdisc.classify(&mut pkts, id);
-            let (queue, precedence) = (pkts[id].queue, pkts[id].precedence);
+            l.qdisc.classify(&mut l.pkts, id);
+            let (queue, precedence) = (l.pkts[id].queue, l.pkts[id].precedence);
             let mut ctx = QueueCtx {
                 now,
-                pkts: &mut pkts,
-                rng: &mut rng,
-                dropped: &mut dropped,
+                pkts: &mut l.pkts,
+                rng: &mut l.rng,
+                dropped: &mut l.dropped,
             };
-            match qdisc.enqueue(id, &mut ctx) {
+            match l.qdisc.enqueue(id, &mut ctx) {
                 Verdict::Drop(cause) => {
                     out[next].dropped = Some(cause);
-                    pkts.free(id);
+                    l.pkts.free(id);
                 }
                 // Marked CE, perhaps.
-                Verdict::Admit => out[next].ecn = pkts[id].ecn,
+                Verdict::Admit => out[next].ecn = l.pkts[id].ecn,
             }
-            states[next] = QueueState::of(&qdisc, queue, precedence);
-            settle_drops(&mut dropped, &mut pkts, &mut out);
+            states[next] = QueueState::of(&l.qdisc, queue, precedence);
+            settle_drops(&mut l.dropped, &mut l.pkts, &mut out);
             // As at an egress port: an idle link (no transmission, none ending now) starts
             // on the packet that just arrived.
-            if on_wire.is_none() {
-                start_next(
-                    &mut qdisc,
-                    now,
-                    rate,
-                    &mut pkts,
-                    &mut rng,
-                    &mut dropped,
-                    &mut out,
-                    &mut on_wire,
-                );
-            }
+            l.start_if_free(now, &mut out);
             next += 1;
         }
     }
     Ok((out, states))
 }
 
-/// The link is free: put the discipline's next packet on the wire.
-#[allow(clippy::too_many_arguments)]
-fn start_next(
-    qdisc: &mut Qdisc,
-    now: SimTime,
+/// A replayed queue's link: its discipline, the packets, and what is on the wire.
+struct QueueLink {
+    qdisc: Qdisc,
     rate: Rate,
-    pkts: &mut PacketArena,
-    rng: &mut Rng,
-    dropped: &mut Vec<(PktId, DropCause)>,
-    out: &mut [Outcome],
-    on_wire: &mut Option<(PktId, SimTime)>,
-) {
-    let mut ctx = QueueCtx {
-        now,
-        pkts,
-        rng,
-        dropped,
-    };
-    if let Some(id) = qdisc.dequeue(&mut ctx) {
-        let end = now + rate.tx_time(pkts[id].size as u64);
-        let o = &mut out[pkts[id].index as usize];
-        o.depart = Some(now);
-        o.tx_end = Some(end);
-        o.dscp = pkts[id].dscp;
-        *on_wire = Some((id, end));
+    rng: Rng,
+    pkts: PacketArena,
+    dropped: Vec<(PktId, DropCause)>,
+    /// The packet on the wire and when its last bit leaves.
+    on_wire: Option<(PktId, SimTime)>,
+    /// When a discipline that held the idle link back while packets wait (CBQ) asked to
+    /// be asked again.
+    resume: Option<SimTime>,
+}
+
+impl QueueLink {
+    /// If the link is free, put the discipline's next packet on the wire, or, if it holds
+    /// the waiting packets back, note when it wants to be asked again.
+    fn start_if_free(&mut self, now: SimTime, out: &mut [Outcome]) {
+        if self.on_wire.is_some() {
+            return;
+        }
+        let mut ctx = QueueCtx {
+            now,
+            pkts: &mut self.pkts,
+            rng: &mut self.rng,
+            dropped: &mut self.dropped,
+        };
+        if let Some(id) = self.qdisc.dequeue(&mut ctx) {
+            let end = now + self.rate.tx_time(self.pkts[id].size as u64);
+            let o = &mut out[self.pkts[id].index as usize];
+            o.depart = Some(now);
+            o.tx_end = Some(end);
+            o.dscp = self.pkts[id].dscp;
+            self.on_wire = Some((id, end));
+        } else if self.qdisc.len_packets() > 0 {
+            self.resume = self.qdisc.resume_at(now);
+        }
+        settle_drops(&mut self.dropped, &mut self.pkts, out);
     }
-    settle_drops(dropped, pkts, out);
 }
 
 /// Records packets the discipline dropped from its queue.

@@ -295,6 +295,7 @@ impl Simulation {
         match ev {
             Event::App(f) => self.on_app(f),
             Event::TxDone(p) => self.on_tx_done(p),
+            Event::Resume(p) => self.on_resume(p),
             Event::Arrival(p, id, hop) => self.on_arrival(p, id, hop),
             Event::Conditioner(i) => self.on_conditioner(i),
             Event::Feedback(f) => self.on_feedback_timer(f),
@@ -556,8 +557,40 @@ impl Simulation {
             let (queue, prec, size) = (pkt.queue, pkt.precedence, pkt.size);
             port.class_stats(queue, prec).on_removed(&w, now, size, None);
             self.start_transmission(p, id);
+        } else if port.qdisc.len_packets() > 0 {
+            self.schedule_resume(p);
         }
         self.drop_from_queue(p);
+    }
+
+    /// The discipline of port `p` held the free link back while packets wait (CBQ): ask it
+    /// again when it says, unless an earlier resumption is pending.
+    #[cold]
+    fn schedule_resume(&mut self, p: PortId) {
+        let now = self.now;
+        let port = &mut self.net.ports[p as usize];
+        let Some(at) = port.qdisc.resume_at(now) else {
+            return; // the next arrival asks
+        };
+        if port.resume_at <= now || at < port.resume_at {
+            port.resume_at = at;
+            self.events.push(at, Event::Resume(p));
+        }
+    }
+
+    /// A resumption of port `p` falls due: if it is the pending one and the link is still
+    /// free (an arrival may have started it), ask the discipline for a packet. A busy link
+    /// asks at the end of its transmission anyway.
+    fn on_resume(&mut self, p: PortId) {
+        let now = self.now;
+        let port = &mut self.net.ports[p as usize];
+        if port.resume_at != now {
+            return; // superseded by an earlier one
+        }
+        port.resume_at = SimTime::MAX;
+        if port.link_free(now) && port.qdisc.len_packets() > 0 {
+            self.transmit_next(p);
+        }
     }
 
     /// Port `p`'s link starts serializing packet `id`, which has left the queue.

@@ -205,32 +205,34 @@ fn drr_shares_bytes_with_mixed_packet_sizes() {
 }
 
 #[test]
-fn cbq_gives_priority_up_to_the_rate_and_the_round_robin_share_beyond() {
-    // CBQ over WRR, weights EF 1, BE 1, 1500 B packets; EF allowance 300 kbit/s.
-    // (a) EF at 200 kbit/s < allowance: every EF packet goes first; EF delay is PQ-like
-    //     (base 1500 B: 0.12 + 1 + 8 + 10 = 19.12 ms, plus at most one BE packet, 8 ms,
-    //     plus one EF packet that arrived meanwhile, 8 ms).
-    // (b) EF at 1.2 Mbit/s > allowance: 300 kbit/s by priority, the remaining 1.2 Mbit/s
-    //     split 1:1 -> EF 900 kbit/s, BE 600 kbit/s; EF's excess is not discarded by a
-    //     limiter but by its own queue's overflow.
-    let cbq = r#"{ type = "cbq", scheduler = "wrr", classes = [
-        { dscp = ["EF"], weight = 1, priority_rate = "300kbps", priority_burst = "3000B" },
-        { default = true, weight = 1 } ] }"#;
-    let ef = r#"{ type = "cbr", rate = "200kbps", size = "1500B", spacing_variation = "10%" }"#;
-    let t = run(&dumbbell(cbq, "1.5Mbps", ef, BE_OVERLOAD, "30s"));
-    assert!(
-        flow(&t, "ef", "delay_max_ms") <= 19.12 + 8.0 + 8.0 + 0.01,
-        "{}",
-        flow(&t, "ef", "delay_max_ms")
-    );
-    assert_eq!(flow(&t, "ef", "dropped_pkts"), 0.0);
-
+fn cbq_holds_a_bounded_class_to_its_share_and_lets_a_borrowing_one_take_more() {
+    // CBQ (PRR) on 1.5 Mbit/s: EF at priority 0 with a fifth of the link (300 kbit/s), BE
+    // at priority 1 with the rest; EF sends 1.2 Mbit/s of 1500 B packets, BE overloads.
+    // (a) EF bounded, without idle credit: an EF packet is worth 1500 B at 300 kbit/s =
+    //     40 ms, and the delay action holds EF that long from the start of its last
+    //     packet; the link, busy with 1500 B packets (8 ms each), asks every 8 ms, so EF
+    //     leaves exactly every 40 ms: 300 kbit/s. BE takes the other 1.2 Mbit/s (the link
+    //     never idles while BE waits); EF's excess overflows its own queue, nothing is
+    //     policed.
+    // (b) EF may borrow: at priority 0 from a link that is never over its own rate, EF is
+    //     served whenever it waits: all its 1.2 Mbit/s, BE the 300 kbit/s left.
+    let bounded = r#"{ type = "cbq", scheduler = "prr", classes = [
+        { dscp = ["EF"], share = 0.2, borrow = false, maxidle = "0s" },
+        { default = true, share = 0.8, priority = 1 } ] }"#;
     let ef = r#"{ type = "cbr", rate = "1.2Mbps", size = "1500B", spacing_variation = "10%" }"#;
-    let t = run(&dumbbell(cbq, "1.5Mbps", ef, BE_OVERLOAD, "30s"));
+    let t = run(&dumbbell(bounded, "1.5Mbps", ef, BE_OVERLOAD, "30s"));
     let (e, b) = (flow(&t, "ef", "throughput_bps"), flow(&t, "be", "throughput_bps"));
-    assert!((e - 900e3).abs() / 900e3 < 0.01, "{e}");
-    assert!((b - 600e3).abs() / 600e3 < 0.015, "{b}");
+    assert!((e - 300e3).abs() / 300e3 < 0.01, "{e}");
+    assert!((b - 1.2e6).abs() / 1.2e6 < 0.01, "{b}");
+    assert!(flow(&t, "ef", "dropped_pkts") > 0.0);
     assert_eq!(flow(&t, "ef", "drop_rate_limit_pkts"), 0.0);
+
+    let borrowing = bounded.replace("borrow = false, ", "");
+    let t = run(&dumbbell(&borrowing, "1.5Mbps", ef, BE_OVERLOAD, "30s"));
+    let (e, b) = (flow(&t, "ef", "throughput_bps"), flow(&t, "be", "throughput_bps"));
+    assert!((e - 1.2e6).abs() / 1.2e6 < 0.01, "{e}");
+    assert!((b - 300e3).abs() / 300e3 < 0.02, "{b}");
+    assert_eq!(flow(&t, "ef", "dropped_pkts"), 0.0);
 }
 
 #[test]

@@ -83,6 +83,10 @@ pub struct Port {
     pub capture_tx: Vec<u16>,
     pub capture_rx: Vec<u16>,
     pub qdisc: Qdisc,
+    /// When the pending resumption (the simulation's `Event::Resume`) of this port is due (MAX: none): a
+    /// discipline that held the idle link back while packets wait (CBQ) asked to be asked
+    /// again then. An event due at another time is stale and ignored.
+    pub resume_at: SimTime,
     /// Stream of the queue discipline's random decisions. Boxed, like `loss`: a generator
     /// is 300 bytes that only a RED queue or a lossy link reads, and inline they would
     /// spread the fields every packet reads over more cache lines.

@@ -194,6 +194,7 @@ macro_rules! ranged {
 }
 ranged!(
     f64 => |v| *v,
+    u8 => |v| *v as f64,
     u32 => |v| *v as f64,
     u64 => |v| *v as f64,
     Rate => |v| v.0 as f64,

@@ -205,6 +205,7 @@ fn build_port(
         peer: to,
         rate,
         lone_at: SimTime::MAX,
+        resume_at: SimTime::MAX,
         delay: link.delay,
         qdisc,
         free_at: SimTime::ZERO,

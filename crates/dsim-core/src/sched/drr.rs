@@ -70,7 +70,7 @@ impl DrrSpec {
     }
 }
 
-/// Round-robin state, shared with [`super::cbq`].
+/// Round-robin state.
 #[derive(Debug, Clone)]
 pub struct DrrState {
     /// Bytes added to a queue's deficit at the start of each of its visits.

@@ -9,9 +9,14 @@
 //!
 //! Disciplines: [`fifo`] (one queue); over classified queues ([`classes`]: DSCP -> queue,
 //! the queue's AQM -> precedence): [`priority`] (strict priority, optional token-bucket
-//! limiter per class, [`rate_limiter`]), [`wrr`] (weights in packets), [`drr`] (quanta in
-//! bytes), [`cbq`] (one class first up to a rate, all classes in a WRR / DRR share).
-//! Multi-queue disciplines rely on the port calling `classify` before `enqueue`.
+//! limiter per class), [`wrr`] (weights in packets), [`drr`] (quanta in bytes), [`cbq`]
+//! (Floyd and Jacobson's class-based queueing: a class tree with link shares, priorities,
+//! an estimator that regulates overlimit classes). Multi-queue disciplines rely on the port
+//! calling `classify` before `enqueue`.
+//!
+//! Every discipline but CBQ is work conserving. CBQ may leave the link idle while packets
+//! wait (a class over its share that may not borrow); [`Qdisc::resume_at`] tells the port
+//! when to ask again.
 
 pub mod cbq;
 pub mod classes;
@@ -38,7 +43,7 @@ use crate::aqm::{Aqm, AqmQueue, DroptailSpec, MredSpec, RedSpec};
 use crate::discipline::{QueueCtx, Verdict};
 use crate::packet::{PacketArena, PktId};
 use crate::params::{ConfigError, KeyPath};
-use crate::time::Rate;
+use crate::time::{Rate, SimTime};
 
 /// The queue discipline of an egress port (or of a scheduler's class), chosen by `type`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -79,7 +84,7 @@ impl QueueSpec {
             QueueSpec::Priority(s) => Qdisc::Priority(s.qdisc(rate, path)?),
             QueueSpec::Wrr(s) => Qdisc::Wrr(s.qdisc(rate, path)?),
             QueueSpec::Drr(s) => Qdisc::Drr(s.qdisc(rate, path)?),
-            QueueSpec::Cbq(s) => Qdisc::Cbq(s.qdisc(rate, path)?),
+            QueueSpec::Cbq(s) => Qdisc::Cbq(Box::new(s.qdisc(rate, path)?)),
             QueueSpec::Dsd(s) => Qdisc::Dsd(Box::new(Dsd::new(s.params(rate, path)?, rate))),
             QueueSpec::Droptail(_) | QueueSpec::Red(_) | QueueSpec::Mred(_) => Qdisc::Fifo(Fifo {
                 queue: self.single_queue(rate, path)?,
@@ -128,8 +133,8 @@ pub enum Qdisc {
     Wrr(Wrr),
     /// Deficit round robin (bytes) over classified queues.
     Drr(Drr),
-    /// One class with priority up to a rate, every class in a WRR / DRR share.
-    Cbq(Cbq),
+    /// Class-based queueing (Floyd and Jacobson 1995, as ns-2).
+    Cbq(Box<Cbq>),
     /// ABE's Duplicate Scheduling with Deadlines: queue 0 blue, queue 1 green.
     Dsd(Box<Dsd>),
 }
@@ -248,10 +253,20 @@ impl Qdisc {
     pub fn on_link_free(&mut self) {
         match self {
             Qdisc::Wrr(s) if s.classes.len_packets() == 0 => s.rr.end_visit(),
-            Qdisc::Cbq(s) if s.classes.len_packets() == 0 => s.on_link_idle(),
             // No state moves on an empty dequeue: FIFO, priority, DRR (its active list is
-            // empty); DSD's control loop catches up at its next call.
+            // empty), CBQ (its round robin keeps its place, as ns-2's); DSD's control loop
+            // catches up at its next call.
             _ => {}
+        }
+    }
+
+    /// When a discipline whose `dequeue` found no packet it may send although some wait
+    /// wants the link to ask again (after `now`); None for the work-conserving ones, and
+    /// for CBQ when it waits for the next arrival.
+    pub fn resume_at(&self, now: SimTime) -> Option<SimTime> {
+        match self {
+            Qdisc::Cbq(s) => s.resume_at(now),
+            _ => None,
         }
     }
 

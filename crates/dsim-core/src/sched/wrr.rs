@@ -64,7 +64,7 @@ impl WrrSpec {
     }
 }
 
-/// Round-robin position, shared with [`super::cbq`].
+/// Round-robin position.
 #[derive(Debug, Clone)]
 pub struct WrrState {
     /// Packets per visit, per queue.

@@ -10,6 +10,10 @@ use crate::transport::tcp::TcpTimer;
 pub enum Event {
     /// The port finished serializing the packet it was transmitting.
     TxDone(PortId),
+    /// The port's link, left idle by a discipline that held back the packets waiting
+    /// (CBQ's regulated classes), may start again ([`crate::sched::Qdisc::resume_at`]).
+    /// It starts a transmission, so it is late like `TxDone`.
+    Resume(PortId),
     /// The packet, the oldest in flight on the port's wire, reaches the far node, where it
     /// takes the hop. Naming the packet and its next port as well as this one lets the
     /// handler load all three at once: read one from the other, each would wait for the
@@ -30,11 +34,11 @@ pub enum Event {
 impl Scheduled for Event {
     const FILLER: Self = Event::App(0);
 
-    /// The end of a transmission comes after every other event of its instant: the tie
-    /// rule "arrivals first" (docs/ties.md).
+    /// The end of a transmission, and a resumption (which likewise starts one), come after
+    /// every other event of its instant: the tie rule "arrivals first" (docs/ties.md).
     #[inline(always)]
     fn is_late(&self) -> bool {
-        matches!(self, Event::TxDone(_))
+        matches!(self, Event::TxDone(_) | Event::Resume(_))
     }
 }
 

@@ -1,6 +1,7 @@
 //! The engine's tie rule at a port (docs/ties.md, "arrivals first"), as exact event logs:
 //! an arrival and the end of a transmission at one port at the same nanosecond, scheduled
-//! in either order, and an arrival at the instant an unwaited transmission ends.
+//! in either order, an arrival at the instant an unwaited transmission ends, and a link
+//! that CBQ held idle resuming at the instant of an arrival.
 
 use super::*;
 
@@ -54,6 +55,7 @@ fn event_log(sim: &mut Simulation) -> Vec<String> {
         let line = match ev {
             Event::App(f) => format!("app {}", sim.flows[f as usize].name),
             Event::TxDone(p) => format!("tx_done {}", port(p)),
+            Event::Resume(p) => format!("resume {}", port(p)),
             Event::Arrival(p, id, _) => {
                 format!("arrival {} {}", port(p), sim.flows[sim.pkts[id].flow as usize].name)
             }
@@ -247,4 +249,44 @@ fn transmissions_of_zero_time_keep_the_rule() {
         "d dropped: overflow",
     ]);
     assert_eq!(run(FIFO), fifo);
+}
+
+#[test]
+fn a_link_held_idle_by_cbq_resumes_after_the_arrivals_of_its_instant() {
+    // Every packet is in one CBQ class bounded at a quarter of R->D (250 kbit/s: a 125 B
+    // packet is worth 4 ms there, 1 ms on the link) without idle credit. a and b reach R
+    // at 1.001 ms: a goes (undertime 1.001 + 4 ms + the avgidle penalty); at 2.001 ms,
+    // the end of a, b may not go: the delay action leaves the class overlimit until 4 ms
+    // after a started, 5.001 ms, when a resumption is due. c reaches R at that instant:
+    // arrivals first, so c's arrival starts b (the class is no longer overlimit) and the
+    // resumption, after it, finds the link busy. At 6.001 ms the class is overlimit again
+    // until 4 ms after b started: c goes at 9.001 ms.
+    let cbq = r#"{ type = "cbq", scheduler = "prr", classes = [
+        { default = true, share = 0.25, borrow = false, maxidle = "0s" } ] }"#;
+    let mut sim = network(
+        cbq,
+        ["1ms", "1ms", "5ms", "1ms"],
+        &[("a", "S1", "0s"), ("b", "S2", "0s"), ("c", "S3", "0s")],
+    );
+    assert_eq!(
+        event_log(&mut sim),
+        [
+            "0 app a",
+            "0 app b",
+            "0 app c",
+            "1001000 arrival S1->R a",
+            "1001000 arrival S2->R b",
+            "2001000 tx_done R->D",
+            "3001000 arrival R->D a",
+            "5001000 arrival S3->R c",
+            "5001000 resume R->D",
+            "6001000 tx_done R->D",
+            "7001000 arrival R->D b",
+            "9001000 resume R->D",
+            "11001000 arrival R->D c",
+            "a delivered",
+            "b delivered",
+            "c delivered",
+        ]
+    );
 }
