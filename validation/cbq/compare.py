@@ -35,9 +35,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -117,7 +117,7 @@ def ns2_measure(net: Network, case: Case, duration: float, warmup: float) -> dic
         subprocess.run(["ns", str(HERE / net.tcl), case.ns2_arg, str(trace), str(duration)], check=True, cwd=tmp)
         sent: dict[str, float] = {}
         got: dict[int, list[tuple[float, int]]] = {fid: [] for fid in fids}
-        with open(trace) as f:
+        with Path(trace).open() as f:
             for line in f:
                 ev, t, _, dst, kind, size, _, fid, *_, uid = line.split()
                 if kind not in ("cbr", "tcp"):
@@ -140,7 +140,7 @@ def dsim_measure(net: Network, case: Case, duration: float, warmup: float) -> di
     sc = dsim.Scenario.from_toml((HERE / net.toml).read_text())
     sc.set("duration", f"{duration}s")
     sc.set("warmup", f"{warmup}s")
-    [i] = [i for i, l in enumerate(sc.data["link"]) if (l["from"], l["to"]) == ("R", "D")]
+    [i] = [i for i, lk in enumerate(sc.data["link"]) if (lk["from"], lk["to"]) == ("R", "D")]
     queue = sc.get(f"link[{i}].forward.queue")
     case.dsim_edit(queue)
     sc.set(f"link[{i}].forward.queue", queue)

@@ -106,7 +106,7 @@ def configure(base: dsim.Scenario, sources: list[ef.EfSource], variant: str, *, 
     assert settings is not None
     hops = ef.port_links(sc)
     rates = [ef.rate_bps(sc.data["link"][i]["rate"]) for i in hops]
-    for i, rate, arrival in zip(hops, rates, ef.ef_arrivals(sources)):
+    for i, rate, arrival in zip(hops, rates, ef.ef_arrivals(sources), strict=True):
         sc.set(f"link[{i}].forward", {"queue": cbq_wrr(ef.ef_share(ratio, rate, arrival), queues, **settings)})
     return sc
 
@@ -114,14 +114,14 @@ def configure(base: dsim.Scenario, sources: list[ef.EfSource], variant: str, *, 
 def rows() -> list[tuple[str, Any, int, float, tuple[int, ...], int]]:
     """(table, row key, microflows, ratio, target sizes, queues) of every WRR row of
     Tables 1-3."""
-    out: list[tuple[str, Any, int, float, tuple[int, ...], int]] = []
-    for n in ef.TABLE1.loc[ef.TABLE1["scheduler"] == "WRR", "ef_flows"]:
-        out.append(("Table 1", int(n), int(n), 1.06, ef.EF_PACKET_SIZES, 5))
-    for r in ef.TABLE2.loc[ef.TABLE2["scheduler"] == "WRR", "ratio"]:
-        out.append(("Table 2", float(r), 8, float(r), ef.EF_PACKET_SIZES, 5))
-    for q in ef.TABLE3.loc[ef.TABLE3["scheduler"] == "WRR", "queues"]:
-        out.append(("Table 3", int(q), 8, 1.03, (1500,), int(q)))
-    return out
+    def wrr(table: Any, column: str) -> Any:
+        return table.loc[table["scheduler"] == "WRR", column]
+
+    return [
+        *(("Table 1", int(n), int(n), 1.06, ef.EF_PACKET_SIZES, 5) for n in wrr(ef.TABLE1, "ef_flows")),
+        *(("Table 2", float(r), 8, float(r), ef.EF_PACKET_SIZES, 5) for r in wrr(ef.TABLE2, "ratio")),
+        *(("Table 3", int(q), 8, 1.03, (1500,), int(q)) for q in wrr(ef.TABLE3, "queues")),
+    ]
 
 
 def run_dsim(sc: dsim.Scenario, folder: Path, replications: int, duration: str) -> pd.DataFrame:
@@ -157,8 +157,7 @@ def main() -> int:
             pub = pub_table[(pub_table["scheduler"] == "WRR") & (pub_table[col] == key)].iloc[0]
             for size in sizes:
                 target = ef.target_name(size)
-                for c in ("p50", "p90"):
-                    cells.append({"table": table, "row": str(key), "cell": f"{c} {size} B", "published": pub[f"{c}_{size}"]})
+                cells.extend({"table": table, "row": str(key), "cell": f"{c} {size} B", "published": pub[f"{c}_{size}"]} for c in ("p50", "p90"))
                 loss = {"table": table, "row": str(key), "target": f"{size} B"}
                 losses.append(loss)
                 for v in variants:
