@@ -252,6 +252,9 @@ QUEUES = {
     "drr": dsim.drr(dsim.klass("EF", quantum="1500B"), dsim.klass(default=True, quantum="1500B")),
     "cbq": dsim.cbq(dsim.klass("EF", weight=1, priority_rate="1Mbps", priority_burst="3000B"), dsim.klass(default=True, weight=1)),
     "dsd": dsim.dsd("10p", "5ms"),
+    "codel": dsim.codel(),
+    "pie": dsim.pie(),
+    "fq_codel": dsim.fq_codel(),
 }
 CONDITIONERS = {
     "token_bucket": dsim.token_bucket("1Mbps", "3000B"),

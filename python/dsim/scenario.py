@@ -33,6 +33,7 @@ from . import _dsim, _params
 from ._params import (
     cbq_class,
     cbr,
+    codel,
     constant,
     drop,
     droptail,
@@ -46,6 +47,8 @@ from ._params import (
     match,
     mred,
     pareto,
+    fq_codel,
+    pie,
     poisson,
     precedence,
     priority_class,
@@ -103,6 +106,10 @@ __all__ = [
     "dsd_control",
     "tfrc",
     "ABE_GREEN_DSCP",
+    # Delay-based AQMs (docs/aqm.md)
+    "codel",
+    "pie",
+    "fq_codel",
     # TCP applications, distributions, scripted drops (docs/tcp.md)
     "ftp",
     "web",
