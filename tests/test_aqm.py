@@ -54,6 +54,7 @@ def test_a_run_has_the_aqm_tables(queue: dict) -> None:
     res = dsim.run(_dumbbell(queue))
     row = res.aqm[res.aqm["port"] == "r->d"]
     assert len(row) == 1 and row["aqm"].iloc[0] == queue["type"]
+    assert row["dequeue_marks_pkts"].iloc[0] == 0  # no ECN-capable sender here
     s = res.aqm_series[res.aqm_series["port"] == "r->d"]
     assert len(s) > 10 and (s["time_s"].diff().dropna() > 0).all()
     if queue["type"] == "fq_codel":

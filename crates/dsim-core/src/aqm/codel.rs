@@ -139,6 +139,9 @@ pub struct CodelVars {
     pub sojourn: Option<Duration>,
     /// Times the dropping state was entered.
     pub entries: u64,
+    /// Packets marked CE instead of dropped. (Marks made at dequeue: the port counts in
+    /// `marks_pkts` only those made at enqueue.)
+    pub marks: u64,
 }
 
 /// CoDel on one FIFO: parameters and state.
@@ -204,10 +207,11 @@ impl Codel {
 
     /// Drops the head (or marks it CE if `ecn` and it is ECN-capable); true if marked
     /// (it is then the packet to send).
-    fn drop_or_mark(id: PktId, ecn: bool, ctx: &mut QueueCtx) -> bool {
+    fn drop_or_mark(&mut self, id: PktId, ecn: bool, ctx: &mut QueueCtx) -> bool {
         let p = &mut ctx.pkts[id];
         if ecn && p.ecn != Ecn::NotEct {
             p.ecn = Ecn::Ce;
+            self.vars.marks += 1;
             return true;
         }
         ctx.dropped.push((id, DropCause::Early));
@@ -234,7 +238,7 @@ impl Codel {
             while now >= self.vars.drop_next && self.vars.dropping {
                 let id = r.id.expect("ok_to_drop holds a packet");
                 self.vars.count = self.vars.count.wrapping_add(1);
-                if Self::drop_or_mark(id, ecn, ctx) {
+                if self.drop_or_mark(id, ecn, ctx) {
                     self.vars.drop_next = self.control_law(self.vars.drop_next, self.vars.count);
                     return Some(id);
                 }
@@ -248,7 +252,7 @@ impl Codel {
         } else if r.ok_to_drop {
             // "the sojourn time has been above TARGET for INTERVAL, so enter drop state"
             let id = r.id.expect("ok_to_drop holds a packet");
-            if !Self::drop_or_mark(id, ecn, ctx) {
+            if !self.drop_or_mark(id, ecn, ctx) {
                 r = self.dodequeue(fifo, ctx);
             }
             self.vars.dropping = true;
@@ -454,7 +458,7 @@ mod tests {
             }
         }
         assert_eq!(marks, vec![130, 230, 301]);
-        assert_eq!(b.codel.vars.count, 3);
+        assert_eq!((b.codel.vars.count, b.codel.vars.marks), (3, 3));
     }
 
     #[test]

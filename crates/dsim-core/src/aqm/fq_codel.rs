@@ -191,6 +191,11 @@ impl FqCodel {
         self.queues.iter().map(|q| q.codel.vars.entries).sum()
     }
 
+    /// Packets the flow queues' CoDel marked CE instead of dropping.
+    pub fn marks(&self) -> u64 {
+        self.queues.iter().map(|q| q.codel.vars.marks).sum()
+    }
+
     /// The CoDel state of flow queue `i` (for tests and inspection).
     pub fn codel_vars(&self, i: usize) -> &CodelVars {
         &self.queues[i].codel.vars

@@ -121,6 +121,7 @@ impl Aqm {
             Aqm::DropTail | Aqm::Red(_) | Aqm::Mred(_) => AqmCounters::default(),
             Aqm::Codel(c) => AqmCounters {
                 dropping_entries: c.vars.entries,
+                dequeue_marks: c.vars.marks,
                 ..AqmCounters::default()
             },
             Aqm::Pie(p) => AqmCounters {
@@ -130,6 +131,7 @@ impl Aqm {
             Aqm::FqCodel(f) => AqmCounters {
                 dropping_entries: f.dropping_entries(),
                 new_flows: f.new_flows,
+                dequeue_marks: f.marks(),
                 ..AqmCounters::default()
             },
         }
@@ -176,6 +178,8 @@ pub struct AqmCounters {
     pub p_max: Option<f64>,
     /// FQ-CoDel: times a flow queue joined the new list.
     pub new_flows: u64,
+    /// CoDel, FQ-CoDel: packets marked CE at dequeue (not in the port's `marks_pkts`).
+    pub dequeue_marks: u64,
 }
 
 /// One FIFO queue with its physical limit, its AQM policy and its DSCP -> precedence map.

@@ -35,8 +35,10 @@ fn state_columns(b: &mut TableBuilder, s: &StateRow) {
 
 /// `aqm`: per CoDel / PIE / FQ-CoDel queue, its counters over the whole run (warm-up
 /// included: `dropping_entries`, times CoDel entered its dropping state, summed over
-/// FQ-CoDel's flow queues; `p_max`, PIE's highest drop probability; `new_flows`, times an
-/// FQ-CoDel flow queue joined the new list) and its state at the end of the run.
+/// FQ-CoDel's flow queues; `dequeue_marks_pkts`, CoDel's CE marks, made at dequeue, which
+/// the queues table's `marks_pkts` (marks at enqueue) does not count; `p_max`, PIE's
+/// highest drop probability; `new_flows`, times an FQ-CoDel flow queue joined the new
+/// list) and its state as the last packet left it.
 pub(super) fn aqm_table(sim: &Simulation, info: &RunInfo) -> Table {
     let mut b = TableBuilder::default();
     for (port, queue, q) in stateful_queues(sim) {
@@ -46,6 +48,7 @@ pub(super) fn aqm_table(sim: &Simulation, info: &RunInfo) -> Table {
         b.u("queue", queue as u64);
         b.s("aqm", q.aqm.name());
         b.u("dropping_entries", c.dropping_entries);
+        b.u("dequeue_marks_pkts", c.dequeue_marks);
         b.f("p_max", opt_f(c.p_max));
         b.u("new_flows", c.new_flows);
         state_columns(&mut b, &q.state(sim.end).expect("filtered"));
