@@ -50,6 +50,9 @@ BUILDERS: dict[str, Builder] = {
     "mred": Builder("MredSpec", "mred", ("limit", "precedence")),
     "precedence": Builder("PrecedenceSpec", None, ("min_th", "max_th", "max_p")),
     "_dsd": Builder("DsdSpec", "dsd", ("buffer", "d")),
+    "codel": Builder("CodelSpec", "codel", ()),
+    "pie": Builder("PieSpec", "pie", ()),
+    "fq_codel": Builder("FqCodelSpec", "fq_codel", ()),
     "dsd_red": Builder("DsdRedSpec", None, ("min_th", "max_th")),
     "dsd_control": Builder("DsdControlSpec", None, ()),
     # schedulers (classes given one by one in scenario.py's wrappers)

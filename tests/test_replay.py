@@ -253,6 +253,9 @@ QUEUES = {
     "drr": dsim.drr(dsim.klass("EF", quantum="1500B"), dsim.klass(default=True, quantum="1500B")),
     "cbq": dsim.cbq(dsim.klass("EF", share=0.25, borrow=False), dsim.klass(default=True, share=0.75), scheduler="wrr"),
     "dsd": dsim.dsd("10p", "5ms"),
+    "codel": dsim.codel(),
+    "pie": dsim.pie(),
+    "fq_codel": dsim.fq_codel(),
 }
 CONDITIONERS = {
     "token_bucket": dsim.token_bucket("1Mbps", "3000B"),

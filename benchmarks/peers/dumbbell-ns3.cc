@@ -4,10 +4,18 @@
 // (420/840/0.05) on the whole queue and no host marks its packets. See
 // docs/performance.md for the equivalence, setting by setting.
 //
-// usage: dumbbell-ns3 --plan=PLAN --duration=SECONDS
+// With --aqm=codel, fq_codel or pie it is the AQM dumbbell of aqm_compare.py instead
+// (docs/aqm.md, "Side by side with ns-3"): that AQM with ns-3's defaults and a 1000-packet
+// limit at the bottleneck, --rate and --access in Mbit/s, --mss and --window (segments).
+//
+// usage: dumbbell-ns3 --plan=PLAN --duration=SECONDS [--aqm=red|codel|fq_codel|pie]
+//                     [--rate=50] [--access=10] [--mss=536] [--window=100]
 //   PLAN: one line per connection "index assured src_delay_us start_us" (the assured
 //   column is ignored here).
-// prints: "bottleneck_pkts N", "bottleneck_drops N", "events N".
+// prints: "bottleneck_pkts N", "bottleneck_drops N", "events N"; with an AQM also
+// "flow K RX_BYTES" per connection, "bottleneck_arrivals N" and "sojourn_ms X" every
+// 10 ms (the sojourn time of the last packet that left the bottleneck queue, 0 while it is
+// empty).
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -17,6 +25,7 @@
 #include "ns3/traffic-control-module.h"
 
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <sstream>
 #include <vector>
@@ -35,10 +44,20 @@ int
 main(int argc, char* argv[])
 {
     std::string planFile;
+    std::string aqm = "red";
     double duration = 100.0;
+    double rateMbps = 50.0;
+    double accessMbps = 10.0;
+    uint32_t mss = 536;
+    uint32_t window = 100;
     CommandLine cmd;
     cmd.AddValue("plan", "connection plan file", planFile);
     cmd.AddValue("duration", "simulated seconds", duration);
+    cmd.AddValue("aqm", "red, codel, fq_codel or pie", aqm);
+    cmd.AddValue("rate", "bottleneck rate, Mbit/s", rateMbps);
+    cmd.AddValue("access", "access links' rate, Mbit/s", accessMbps);
+    cmd.AddValue("mss", "segment size, bytes", mss);
+    cmd.AddValue("window", "receive and send buffers, segments", window);
     cmd.Parse(argc, argv);
 
     std::vector<Conn> plan;
@@ -62,24 +81,25 @@ main(int argc, char* argv[])
 
     // TCP as dsim's benchmark configures it: SACK with classic (RFC 6675-style) recovery
     // and NewReno congestion avoidance grown per ACK, 536-byte segments (576-byte IP
-    // packets: no timestamps, no window scaling), receiver buffer 100 segments, initial
-    // window 2, one ACK per segment, RTO clock 10 ms, minimum RTO 200 ms, initial RTO 3 s,
-    // no limited transmit. (ns-3 always opens with a SYN / SYN-ACK handshake.)
+    // packets: no timestamps, no window scaling below 64 KB), receiver buffer 100
+    // segments, initial window 2, one ACK per segment, RTO clock 10 ms, minimum RTO
+    // 200 ms, initial RTO 3 s, no limited transmit. (ns-3 always opens with a SYN /
+    // SYN-ACK handshake.)
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
-    Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(mss * window > 65535));
     Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(false));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
     Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(10)));
     Config::SetDefault("ns3::RttEstimator::InitialEstimation", TimeValue(Seconds(3)));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(536));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(2));
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(100 * 536));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(100 * 536));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(window * mss));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(window * mss));
     // The device holds one packet besides the one it transmits; the queue discs above it
     // hold the rest (their limits are the scenario's buffers).
     Config::SetDefault("ns3::DropTailQueue<Packet>::MaxSize", QueueSizeValue(QueueSize("1p")));
@@ -107,6 +127,21 @@ main(int argc, char* argv[])
                          "LinkBandwidth", DataRateValue(DataRate("50Mbps")),
                          "LinkDelay", TimeValue(MilliSeconds(5)),
                          "MaxSize", QueueSizeValue(QueueSize("1050p")));
+    const std::map<std::string, std::string> aqms = {
+        {"codel", "ns3::CoDelQueueDisc"},
+        {"fq_codel", "ns3::FqCoDelQueueDisc"},
+        {"pie", "ns3::PieQueueDisc"},
+    };
+    TrafficControlHelper other;
+    if (aqm != "red")
+    {
+        if (aqms.count(aqm) == 0)
+        {
+            std::cerr << "aqm: red, codel, fq_codel or pie" << std::endl;
+            return 2;
+        }
+        other.SetRootQueueDisc(aqms.at(aqm), "MaxSize", QueueSizeValue(QueueSize("1000p")));
+    }
     TrafficControlHelper big;
     big.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("1050p")));
 
@@ -114,10 +149,13 @@ main(int argc, char* argv[])
     addr.SetBase("10.0.0.0", "255.255.255.252");
 
     PointToPointHelper bottleneck;
-    bottleneck.SetDeviceAttribute("DataRate", StringValue("50Mbps"));
+    std::ostringstream rate, accessRate;
+    rate << rateMbps << "Mbps";
+    accessRate << accessMbps << "Mbps";
+    bottleneck.SetDeviceAttribute("DataRate", StringValue(rate.str()));
     bottleneck.SetChannelAttribute("Delay", StringValue("5ms"));
     NetDeviceContainer core = bottleneck.Install(routers.Get(0), routers.Get(1));
-    QueueDiscContainer coreQ = red.Install(core.Get(0));
+    QueueDiscContainer coreQ = (aqm == "red" ? red : other).Install(core.Get(0));
     big.Install(core.Get(1));
     addr.Assign(core);
     addr.NewNetwork();
@@ -127,7 +165,7 @@ main(int argc, char* argv[])
     {
         const Conn& c = plan[k];
         PointToPointHelper access;
-        access.SetDeviceAttribute("DataRate", StringValue("10Mbps"));
+        access.SetDeviceAttribute("DataRate", StringValue(accessRate.str()));
         access.SetChannelAttribute("Delay", TimeValue(MicroSeconds(c.delayUs)));
         NetDeviceContainer a = access.Install(src.Get(k), routers.Get(0));
         fifo.Install(a);
@@ -135,7 +173,7 @@ main(int argc, char* argv[])
         addr.NewNetwork();
 
         PointToPointHelper last;
-        last.SetDeviceAttribute("DataRate", StringValue("10Mbps"));
+        last.SetDeviceAttribute("DataRate", StringValue(accessRate.str()));
         last.SetChannelAttribute("Delay", StringValue("2ms"));
         NetDeviceContainer b = last.Install(routers.Get(1), dst.Get(k));
         fifo.Install(b);
@@ -153,19 +191,45 @@ main(int argc, char* argv[])
     for (uint32_t k = 0; k < n; ++k)
     {
         BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(sinkAddr[k], port));
-        bulk.SetAttribute("SendSize", UintegerValue(536));
+        bulk.SetAttribute("SendSize", UintegerValue(mss));
         bulk.SetAttribute("MaxBytes", UintegerValue(0));
         ApplicationContainer app = bulk.Install(src.Get(k));
         app.Start(MicroSeconds(plan[k].startUs));
     }
 
+    // With an AQM: the sojourn time of the last packet that left, sampled every 10 ms.
+    Ptr<QueueDisc> q = coreQ.Get(0);
+    static Time lastSojourn;
+    std::vector<double> samples;
+    if (aqm != "red")
+    {
+        q->TraceConnectWithoutContext("SojournTime", MakeCallback(+[](Time t) { lastSojourn = t; }));
+        for (double t = 0.01; t < duration; t += 0.01)
+        {
+            Simulator::Schedule(Seconds(t), [q, &samples]() {
+                samples.push_back(q->GetNPackets() == 0 ? 0.0 : lastSojourn.GetSeconds() * 1e3);
+            });
+        }
+    }
     Simulator::Stop(Seconds(duration));
     Simulator::Run();
-    QueueDisc::Stats st = coreQ.Get(0)->GetStats();
+    QueueDisc::Stats st = q->GetStats();
     std::cout << "flows " << n << std::endl;
     std::cout << "bottleneck_pkts " << st.nTotalDequeuedPackets << std::endl;
     std::cout << "bottleneck_drops " << st.nTotalDroppedPackets << std::endl;
     std::cout << "events " << Simulator::GetEventCount() << std::endl;
+    if (aqm != "red")
+    {
+        for (uint32_t k = 0; k < n; ++k)
+        {
+            std::cout << "flow " << k << " " << DynamicCast<PacketSink>(sinks.Get(k))->GetTotalRx() << std::endl;
+        }
+        std::cout << "bottleneck_arrivals " << st.nTotalReceivedPackets << std::endl;
+        for (double x : samples)
+        {
+            std::cout << "sojourn_ms " << x << std::endl;
+        }
+    }
     Simulator::Destroy();
     return 0;
 }

@@ -206,6 +206,156 @@ def _dsd(
     return _table("dsd", locals())
 
 
+def codel(
+    *,
+    limit: str | None = None,
+    target: str | None = None,
+    interval: str | None = None,
+    mtu: str | None = None,
+    ecn: bool | None = None,
+    series: str | None = None,
+) -> dict[str, Any]:
+    """`type = "codel"`: one FIFO queue with CoDel (RFC 8289).
+
+    Document: RFC 8289.
+
+    Args:
+        limit: Physical limit: packets ("1000p", Linux's default) or bytes; a packet that
+            does not fit is an overflow drop. [packets ("100p") or bytes ("64KB"); default
+            "1000p"; range (0, inf)]
+        target: Acceptable standing queue delay: the sojourn time CoDel keeps the queue at
+            or below (5 ms: 5-10 % of a typical interval). [a time ("10ms"); default "5ms";
+            range (0, inf); section 4.4]
+        interval: Time the sojourn time must stay above target before a drop, and the base
+            of the control law interval / sqrt(count) (100 ms: a worst-case RTT). [a time
+            ("10ms"); default "100ms"; range (0, inf); section 4.3]
+        mtu: Maximum packet size: no drop while the queue holds at most this many bytes
+            after the head left (RFC 8289 5.3, `maxpacket`; Linux: the device MTU). [a size
+            ("1500B", "64KB"); default "1500B"; range [0B, inf); section 5.3]
+        ecn: Mark ECN-capable packets CE instead of dropping them (RFC 3168; PIE: while its
+            drop probability is at most mark_ecnth). [true or false; default false]
+        series: Record the control state this often (the `aqm_series` table: CoDel's
+            dropping state and count, PIE's probability and delay, FQ-CoDel's flows). [a
+            time ("10ms"); range (0, inf)]
+
+    Keys left at None are left out of the table: the core's default applies.
+    """
+    return _table("codel", locals())
+
+
+def pie(
+    *,
+    limit: str | None = None,
+    target: str | None = None,
+    tupdate: str | None = None,
+    alpha: float | None = None,
+    beta: float | None = None,
+    max_burst: str | None = None,
+    delay: str | None = None,
+    dq_threshold: str | None = None,
+    mean_pkt_size: str | None = None,
+    mark_ecnth: float | None = None,
+    derandomize: bool | None = None,
+    cap_drop_adjustment: bool | None = None,
+    ecn: bool | None = None,
+    series: str | None = None,
+) -> dict[str, Any]:
+    """`type = "pie"`: one FIFO queue with PIE (RFC 8033).
+
+    Document: RFC 8033.
+
+    Args:
+        limit: Physical limit: packets ("1000p", Linux's default) or bytes; a packet that
+            does not fit is an overflow drop. [packets ("100p") or bytes ("64KB"); default
+            "1000p"; range (0, inf)]
+        target: QDELAY_REF, the queue delay PIE steers to. [a time ("10ms"); default "15ms";
+            range (0, inf); section 4.2]
+        tupdate: T_UPDATE, the period of the drop probability update. [a time ("10ms");
+            default "15ms"; range (0, inf); section 4.2]
+        alpha: Weight of the delay's distance from target, per second (Hz). [a number;
+            default 0.125; range [0, inf); section 4.2]
+        beta: Weight of the delay's change since the last update, per second (Hz). [a
+            number; default 1.25; range [0, inf); section 4.2]
+        max_burst: MAX_BURST: how long a burst passes without early drops once the queue was
+            calm. [a time ("10ms"); default "150ms"; range [0, inf); section 4.4]
+        delay: How the queue delay is measured: "timestamp" (each packet's sojourn time) or
+            "rate" (queue length over the measured departure rate). [one of "timestamp",
+            "rate"; default "timestamp"; section 4.3]
+        dq_threshold: DQ_THRESHOLD: bytes over which the departure rate is measured (delay =
+            "rate"). [a size ("1500B", "64KB"); default "16384B"; range [1B, inf); section
+            5.2]
+        mean_pkt_size: MEAN_PKTSIZE: no early drop while at most two such packets are
+            queued. [a size ("1500B", "64KB"); default "1500B"; range [0B, inf); section
+            4.1]
+        mark_ecnth: The drop probability above which ECN-capable packets are dropped, not
+            marked. [a number; default 0.1; range [0, 1]; section 5.1]
+        derandomize: Spread drops evenly: no drop until the probabilities summed since the
+            last one reach 0.85, a drop once they reach 8.5. [true or false; default false;
+            section 5.4]
+        cap_drop_adjustment: Cap an update's increase at 0.02 once drop_prob >= 0.1. [true
+            or false; default true; section 5.5]
+        ecn: Mark ECN-capable packets CE instead of dropping them (RFC 3168; PIE: while its
+            drop probability is at most mark_ecnth). [true or false; default false]
+        series: Record the control state this often (the `aqm_series` table: CoDel's
+            dropping state and count, PIE's probability and delay, FQ-CoDel's flows). [a
+            time ("10ms"); range (0, inf)]
+
+    Keys left at None are left out of the table: the core's default applies.
+    """
+    return _table("pie", locals())
+
+
+def fq_codel(
+    *,
+    limit: str | None = None,
+    flows: int | None = None,
+    quantum: str | None = None,
+    memory_limit: str | None = None,
+    drop_batch: int | None = None,
+    perturbation: int | None = None,
+    target: str | None = None,
+    interval: str | None = None,
+    mtu: str | None = None,
+    ecn: bool | None = None,
+    series: str | None = None,
+) -> dict[str, Any]:
+    """`type = "fq_codel"`: flow queues with CoDel each, served by DRR (RFC 8290).
+
+    Document: RFC 8290.
+
+    Args:
+        limit: Total limit over every flow queue, in packets ("10240p") or bytes. [packets
+            ("100p") or bytes ("64KB"); default "10240p"; range (0, inf); section 5.2.2]
+        flows: Number of flow queues packets are hashed into. [a whole number; default 1024;
+            range [1, 65536]; section 5.2.3]
+        quantum: Bytes a queue may send per round of the deficit round robin. [a size
+            ("1500B", "64KB"); default "1514B"; range [1B, inf); section 5.2.1]
+        memory_limit: Bytes of queued packets above which the fattest queue loses packets
+            (Linux). [a size ("1500B", "64KB"); default "33554432B"; range [1B, inf)]
+        drop_batch: Most packets dropped from the fattest queue at one overflow (Linux). [a
+            whole number; default 64; range [1, inf); section 4.1]
+        perturbation: The flow hash's perturbation; drawn from the port's random stream when
+            absent. [a whole number; section 4.1.1]
+        target: Acceptable standing queue delay: the sojourn time CoDel keeps the queue at
+            or below (5 ms: 5-10 % of a typical interval). [a time ("10ms"); default "5ms";
+            range (0, inf); section 4.4]
+        interval: Time the sojourn time must stay above target before a drop, and the base
+            of the control law interval / sqrt(count) (100 ms: a worst-case RTT). [a time
+            ("10ms"); default "100ms"; range (0, inf); section 4.3]
+        mtu: Maximum packet size: no drop while the queue holds at most this many bytes
+            after the head left (RFC 8289 5.3, `maxpacket`; Linux: the device MTU). [a size
+            ("1500B", "64KB"); default "1500B"; range [0B, inf); section 5.3]
+        ecn: Mark ECN-capable packets CE instead of dropping them (RFC 3168; PIE: while its
+            drop probability is at most mark_ecnth). [true or false; default false]
+        series: Record the control state this often (the `aqm_series` table: CoDel's
+            dropping state and count, PIE's probability and delay, FQ-CoDel's flows). [a
+            time ("10ms"); range (0, inf)]
+
+    Keys left at None are left out of the table: the core's default applies.
+    """
+    return _table("fq_codel", locals())
+
+
 def dsd_red(
     min_th: str,
     max_th: str,
@@ -390,8 +540,8 @@ def priority_class(
         default: This class also takes every codepoint no class lists (one class at most).
             [true or false; default false]
         queue: The class's single queue: drop-tail or an AQM. [a table chosen by `type`:
-            "cbq", "droptail", "drr", "dsd", "mred", "priority", "red", "wrr"; default {
-            limit = "100p", type = "droptail" }]
+            "cbq", "codel", "droptail", "drr", "dsd", "fq_codel", "mred", "pie", "priority",
+            "red", "wrr"; default { limit = "100p", type = "droptail" }]
         limit_rate: Rate of the class's token-bucket limiter: arrivals beyond it and the
             burst are discarded ("Traffic that exceeds this limit MUST be discarded"). [a
             rate ("10Mbps"); range (0, inf); section 2.1]
@@ -418,8 +568,8 @@ def wrr_class(
         default: This class also takes every codepoint no class lists (one class at most).
             [true or false; default false]
         queue: The class's single queue: drop-tail or an AQM. [a table chosen by `type`:
-            "cbq", "droptail", "drr", "dsd", "mred", "priority", "red", "wrr"; default {
-            limit = "100p", type = "droptail" }]
+            "cbq", "codel", "droptail", "drr", "dsd", "fq_codel", "mred", "pie", "priority",
+            "red", "wrr"; default { limit = "100p", type = "droptail" }]
         weight: Packets served per visit. [a whole number; required; range [1, inf); section
             2.2]
 
@@ -443,8 +593,8 @@ def drr_class(
         default: This class also takes every codepoint no class lists (one class at most).
             [true or false; default false]
         queue: The class's single queue: drop-tail or an AQM. [a table chosen by `type`:
-            "cbq", "droptail", "drr", "dsd", "mred", "priority", "red", "wrr"; default {
-            limit = "100p", type = "droptail" }]
+            "cbq", "codel", "droptail", "drr", "dsd", "fq_codel", "mred", "pie", "priority",
+            "red", "wrr"; default { limit = "100p", type = "droptail" }]
         quantum: Bytes added to the class's deficit at each of its visits (Q_i). [a size
             ("1500B", "64KB"); required; range [1B, inf)]
 
@@ -474,8 +624,8 @@ def cbq_class(
         default: This class also takes every codepoint no class lists (one class at most).
             [true or false; default false]
         queue: The class's single queue: drop-tail or an AQM. [a table chosen by `type`:
-            "cbq", "droptail", "drr", "dsd", "mred", "priority", "red", "wrr"; default {
-            limit = "100p", type = "droptail" }]
+            "cbq", "codel", "droptail", "drr", "dsd", "fq_codel", "mred", "pie", "priority",
+            "red", "wrr"; default { limit = "100p", type = "droptail" }]
         priority: Strict priority between leaf classes: 0 is served first (ns-2 `priority_`,
             default 0, at most 9). [a whole number; default 0; range [0, 9]]
         share: The class's allocated share of the link (ns-2 `allot`): its rate is share x

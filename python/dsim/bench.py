@@ -138,17 +138,20 @@ def write_plan(plan: Sequence[DumbbellFlow], path: Path) -> None:
 
 def dumbbell(flows: int, duration_s: float = 100.0, *, aqm: str = "rio") -> Benchmark:
     """The seed 002 dumbbell with `flows` connections; `aqm` "rio" (profilers on the even
-    connections and RIO, as ns-2's dsRED runs it) or "red" (no profilers, RED with the OUT
-    curve on the whole queue, as the ns-3 program runs it)."""
-    if aqm not in ("rio", "red"):
-        raise ValueError(f"aqm {aqm!r}: rio or red")
+    connections and RIO, as ns-2's dsRED runs it), "red" (no profilers, RED with the OUT
+    curve on the whole queue, as the ns-3 program runs it) or "fq_codel" (no profilers,
+    FQ-CoDel with its defaults and the same packet limit: the cost of its flow queues and
+    per-queue CoDel, docs/aqm.md)."""
+    if aqm not in ("rio", "red", "fq_codel"):
+        raise ValueError(f"aqm {aqm!r}: rio, red or fq_codel")
     d = DUMBBELL
     plan = dumbbell_plan(flows)
-    name = f"dumbbell-{flows}" + ("" if aqm == "rio" else "-red")
+    name = f"dumbbell-{flows}" + ("" if aqm == "rio" else f"-{aqm}".replace("_", "-"))
+    described = {"rio": "RIO with token-bucket profilers on half", "red": "RED", "fq_codel": "FQ-CoDel"}[aqm]
     hosts = [f"s{i}" for i in range(flows)] + [f"d{i}" for i in range(flows)]
     out = [
         f'name = "bench-{name}"',
-        f'description = "Seed 002 dumbbell, {flows} TCP SACK connections, {"RIO with token-bucket profilers on half" if aqm == "rio" else "RED"}"',
+        f'description = "Seed 002 dumbbell, {flows} TCP SACK connections, {described}"',
         f'duration = "{_seconds(duration_s)}"',
         f"seed = {SEED}",
         "[nodes]",
@@ -164,11 +167,13 @@ def dumbbell(flows: int, duration_s: float = 100.0, *, aqm: str = "rio") -> Benc
             f'{{ dscp = ["AF11"], min_th = "{in_min}p", max_th = "{in_max}p", max_p = {in_p} }}, '
             f'{{ min_th = "{out_min}p", max_th = "{out_max}p", max_p = {out_p} }}] }}'
         )
-    else:
+    elif aqm == "red":
         bottleneck_q = (
             f'{{ type = "red", limit = "{limit}p", wq = {d["wq"]}, mean_pkt_size = "{d["mss"] + 40}B", '
             f'min_th = "{out_min}p", max_th = "{out_max}p", max_p = {out_p} }}'
         )
+    else:
+        bottleneck_q = f'{{ type = "fq_codel", limit = "{limit}p" }}'
     for f in plan:
         out += _link(f"s{f.index}", "R0", d["access_rate_bps"], f.src_delay_us, access_q)
     out += _link("R0", "R1", d["bottleneck_rate_bps"], d["bottleneck_delay_us"], bottleneck_q)
@@ -200,7 +205,7 @@ def dumbbell(flows: int, duration_s: float = 100.0, *, aqm: str = "rio") -> Benc
                     f'meter = {{ type = "token_bucket", rate = "{d["profile_rate_bps"]}bps", depth = "{d["profile_depth_bytes"]}B" }}',
                     'in = { mark = "AF11" }',
                 ]
-    title = f"seed 002 dumbbell, {flows} TCP, " + ("RIO + token-bucket profilers" if aqm == "rio" else "RED")
+    title = f"seed 002 dumbbell, {flows} TCP, " + {"rio": "RIO + token-bucket profilers", "red": "RED", "fq_codel": "FQ-CoDel"}[aqm]
     return Benchmark(name, title, "\n".join(out) + "\n", "R0->R1", duration_s, flows)
 
 
@@ -311,7 +316,7 @@ def suite(quick: bool = False, duration_s: float | None = None) -> list[Benchmar
     """The benchmark scenarios: 100 s of simulated time each (10 s with `quick`), or
     `duration_s`."""
     d = duration_s if duration_s is not None else (10.0 if quick else 100.0)
-    return [dumbbell(50, d), dumbbell(100, d), dumbbell(200, d), cbr_chain(duration_s=d), rashaper(d)]
+    return [dumbbell(50, d), dumbbell(100, d), dumbbell(200, d), dumbbell(50, d, aqm="fq_codel"), cbr_chain(duration_s=d), rashaper(d)]
 
 
 # ---------------------------------------------------------------------------------------

@@ -16,8 +16,9 @@ it was dropped, when it left the mechanism (`depart_ns`: start of transmission f
 queue, release for a shaper, arrival for a meter) and, for a queue, the end of its
 transmission (`tx_end_ns`); NaN when dropped. With `series=True`, a queue's state just
 after each arrival is added: `avg` (the RED / MRED average that judged the packet, in
-`avg_unit`, pkts or bytes), and for DSD `g`, `penalty`, `loss_blue`, `loss_green`,
-`wait_blue_ms`, `wait_green_ms` (its control loop's last estimates). A packet arriving at the nanosecond a
+`avg_unit`, pkts or bytes), for DSD `g`, `penalty`, `loss_blue`, `loss_green`,
+`wait_blue_ms`, `wait_green_ms` (its control loop's last estimates), and for CoDel, PIE and
+FQ-CoDel `delay_ms`, `dropping`, `count`, `p`, `flows` (docs/aqm.md). A packet arriving at the nanosecond a
 transmission ends is offered to the queue before the next packet starts, as in a simulated
 network (docs/ties.md).
 """

@@ -27,9 +27,13 @@ TABLES = (
     "port_series",
     "conditioner_series",
     "distributions",
+    "aqm",
+    "aqm_series",
 )
 #: The tables a run has only when it records them (`[record]`, docs/guide.md).
 RECORDED = ("flow_series", "port_series", "conditioner_series", "distributions")
+#: The tables a run has only with a CoDel, PIE or FQ-CoDel queue (docs/aqm.md).
+AQM = ("aqm", "aqm_series")
 
 
 #: The columns that identify a row of each table across replications (what summaries group by).
@@ -45,6 +49,7 @@ SUMMARY_KEYS = {
     "port_series": ["port", "queue", "precedence", "start_s"],
     "conditioner_series": ["conditioner", "color", "start_s"],
     "distributions": ["flow", "metric", "low_ms"],
+    "aqm": ["port", "queue", "aqm"],
 }
 
 
@@ -54,7 +59,7 @@ SPARSE = {"drops", "distributions"}
 #: Time series sampled at times of their own in each replication (a queue's first arrival
 #: in each interval): nothing lines up to average. (`series` at a fixed interval, the
 #: recorded series and `dsd_control` do line up, by time.)
-SERIES = {"queue_series"}
+SERIES = {"queue_series", "aqm_series"}
 
 #: Columns of the flows table a class (DSCP) summary adds up over its flows.
 CLASS_SUMS = ["sent_pkts", "delivered_pkts", "dropped_pkts", "offered_bps", "throughput_bps", "goodput_bps"]
@@ -120,6 +125,9 @@ class Results:
             --record``; docs/guide.md): per flow, per port class and per conditioner colour,
             one row per interval [start_s, end_s) of the window; the delay and jitter
             histogram of every flow. Empty otherwise.
+    aqm, aqm_series: per CoDel / PIE / FQ-CoDel queue, its counters and final state, and
+            its sampled state (`series = ...`): sojourn or delay estimate, dropping state,
+            count, drop probability, active flows (docs/aqm.md). Empty without such queues.
 
     ``res.plot.<kind>()`` draws them (see :mod:`dsim.plot`).
     """
@@ -136,6 +144,8 @@ class Results:
     port_series: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     conditioner_series: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     distributions: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    aqm: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    aqm_series: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     scenario: Any = field(default=None, repr=False)
     #: The Arrow tables the DataFrames came from: saved as they are, without pandas.
     arrow: dict[str, pa.Table] = field(default_factory=dict, repr=False, compare=False)
@@ -281,7 +291,7 @@ class Results:
         out.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
             df = getattr(self, name)
-            if name in RECORDED and df.empty:
+            if name in RECORDED + AQM and df.empty:
                 continue
             table = self.arrow.get(name)
             if table is None:

@@ -28,6 +28,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
+use crate::aqm::StateRow;
 use crate::conditioner::MeterSpec;
 use crate::conditioner::{BlockDef, ChainRef, Conditioners, Cont, InstId, Outcome as ChainOutcome};
 use crate::discipline::{QueueCtx, Verdict};
@@ -89,6 +90,8 @@ pub struct QueueState {
     /// last period boundary, [blue, green] (NaN before the first).
     pub loss: [f64; 2],
     pub wait_s: [f64; 2],
+    /// CoDel, PIE, FQ-CoDel: the control state of the packet's queue.
+    pub aqm: Option<StateRow>,
 }
 
 impl QueueState {
@@ -99,14 +102,21 @@ impl QueueState {
         penalty: f64::NAN,
         loss: [f64::NAN; 2],
         wait_s: [f64::NAN; 2],
+        aqm: None,
     };
 
-    /// The state of `qdisc` for a packet of `queue` and `precedence` just decided.
-    fn of(qdisc: &Qdisc, queue: u8, precedence: u8) -> QueueState {
+    /// The state of `qdisc` at `now` for a packet of `queue` and `precedence` just decided.
+    fn of(qdisc: &Qdisc, queue: u8, precedence: u8, now: SimTime) -> QueueState {
         let (avg, avg_unit) = qdisc.red_average(queue, precedence).unwrap_or((f64::NAN, ""));
+        let aqm = qdisc
+            .aqm_queues()
+            .into_iter()
+            .find(|(i, _)| *i == queue)
+            .and_then(|(_, q)| q.state(now));
         let mut s = QueueState {
             avg,
             avg_unit,
+            aqm,
             ..QueueState::NONE
         };
         if let Qdisc::Dsd(d) = qdisc {
@@ -345,8 +355,10 @@ pub fn replay_series(
     }
 }
 
-/// The columns of the states [`replay_series`] gave: `avg` and `avg_unit`, and for DSD `g`,
-/// `penalty`, `loss_blue`, `loss_green` (fractions), `wait_blue_ms`, `wait_green_ms`.
+/// The columns of the states [`replay_series`] gave: `avg` and `avg_unit`; for DSD `g`,
+/// `penalty`, `loss_blue`, `loss_green` (fractions), `wait_blue_ms`, `wait_green_ms`; for
+/// CoDel, PIE and FQ-CoDel `delay_ms`, `dropping`, `count`, `p`, `flows` (as the
+/// `aqm_series` table; NaN where the mechanism has no such state).
 pub fn series_columns(mechanism: &Mechanism, states: &[QueueState]) -> Vec<(String, Column)> {
     let f =
         |name: &str, v: &dyn Fn(&QueueState) -> f64| (name.to_string(), Column::F64(states.iter().map(v).collect()));
@@ -371,6 +383,17 @@ pub fn series_columns(mechanism: &Mechanism, states: &[QueueState]) -> Vec<(Stri
             f("loss_green", &|s| s.loss[1]),
             f("wait_blue_ms", &|s| s.wait_s[0] * 1e3),
             f("wait_green_ms", &|s| s.wait_s[1] * 1e3),
+        ]);
+    }
+    if states.iter().any(|s| s.aqm.is_some()) {
+        let a =
+            |name: &str, v: fn(&StateRow) -> Option<f64>| f(name, &|s| s.aqm.as_ref().and_then(v).unwrap_or(f64::NAN));
+        columns.extend([
+            a("delay_ms", |r| r.delay.map(|d| d.as_millis_f64())),
+            a("dropping", |r| r.dropping.map(f64::from)),
+            a("count", |r| r.count.map(f64::from)),
+            a("p", |r| r.p),
+            a("flows", |r| r.flows.map(f64::from)),
         ]);
     }
     columns
@@ -555,7 +578,7 @@ fn replay_queue(
                 // Marked CE, perhaps.
                 Verdict::Admit => out[next].ecn = l.pkts[id].ecn,
             }
-            states[next] = QueueState::of(&l.qdisc, queue, precedence);
+            states[next] = QueueState::of(&l.qdisc, queue, precedence, now);
             settle_drops(&mut l.dropped, &mut l.pkts, &mut out);
             // As at an egress port: an idle link (no transmission, none ending now) starts
             // on the packet that just arrived.
@@ -678,6 +701,35 @@ mod tests {
         let meter = mechanism_from_toml("type = \"token_bucket\"\nrate = \"1Mbps\"\ndepth = \"1KB\"\n", None).unwrap();
         let (_, states) = replay_series(&meter, &trace, &[], 1).unwrap();
         assert!(states.iter().all(|s| s.avg.is_nan() && s.avg_unit.is_empty()));
+    }
+
+    #[test]
+    fn codel_drops_heads_of_a_standing_burst_by_the_control_law() {
+        // 400 packets of 1000 B at 0 behind 8 Mbit/s (1 ms each): packet k would leave at
+        // k ms with a sojourn time of k ms. It reaches the 5 ms target at 5 ms, so CoDel
+        // drops at the first dequeue at or after 105 ms (the head, packet 105; 106 leaves
+        // then), then at 205 ms (packet 206), at 275.71 ms = 205 + 100/sqrt(2) rounded up
+        // to the next dequeue, 276 ms (packet 278) and 333.45 ms = + 100/sqrt(3) -> 334 ms
+        // (packet 337): every drop shifts the later packets one slot earlier.
+        let m = mechanism_from_toml("type = \"codel\"\n", Some(Rate::parse("8Mbps").unwrap())).unwrap();
+        let (out, states) = replay_series(&m, &trace(&[0; 400], 1000), &[], 1).unwrap();
+        let dropped: Vec<usize> = (0..340).filter(|&i| out[i].dropped.is_some()).collect();
+        assert_eq!(dropped, vec![105, 206, 278, 337]);
+        assert!(dropped.iter().all(|&i| out[i].dropped == Some(DropCause::Early)));
+        assert_eq!(out[106].depart, Some(SimTime(105_000_000)));
+        assert_eq!(out[207].depart, Some(SimTime(205_000_000)));
+        // The state columns: every packet arrived at 0, before any drop.
+        let names: Vec<String> = series_columns(&m, &states).into_iter().map(|c| c.0).collect();
+        assert!(
+            ["delay_ms", "dropping", "count", "p", "flows"]
+                .iter()
+                .all(|c| names.contains(&c.to_string()))
+        );
+        assert!(
+            states
+                .iter()
+                .all(|s| s.aqm.is_some_and(|a| a.dropping == Some(0) && a.p.is_none()))
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 mod abe;
 mod af;
+mod aqm;
 mod record;
 
 pub use record::add_recorded;
@@ -163,15 +164,20 @@ pub struct Tables {
     pub port_series: Table,
     pub conditioner_series: Table,
     pub distributions: Table,
+    /// Per CoDel / PIE / FQ-CoDel queue: counters and final state; their sampled state
+    /// (queues with `series` set). No columns in a run without such queues.
+    pub aqm: Table,
+    pub aqm_series: Table,
 }
 
-/// As derived, but the recorded tables appear only when they have columns: a run that
-/// records nothing prints (and so fingerprints) as it did before they existed.
+/// As derived, but the recorded tables and the AQM tables appear only when they have
+/// columns: a run that records nothing and has no CoDel, PIE or FQ-CoDel queue prints (and
+/// so fingerprints) as it did before they existed.
 impl std::fmt::Debug for Tables {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut s = f.debug_struct("Tables");
         for (name, table) in self.named() {
-            if !table.columns.is_empty() || !Self::RECORDED.contains(&name) {
+            if !table.columns.is_empty() || !Self::optional(name) {
                 s.field(name, table);
             }
         }
@@ -193,10 +199,20 @@ impl Tables {
         self.port_series.append(&other.port_series);
         self.conditioner_series.append(&other.conditioner_series);
         self.distributions.append(&other.distributions);
+        self.aqm.append(&other.aqm);
+        self.aqm_series.append(&other.aqm_series);
     }
 
     /// The tables only a run that records has ([`record`]).
     pub const RECORDED: [&'static str; 4] = ["flow_series", "port_series", "conditioner_series", "distributions"];
+
+    /// The tables only a run with a CoDel, PIE or FQ-CoDel queue has.
+    pub const AQM: [&'static str; 2] = ["aqm", "aqm_series"];
+
+    /// Is `name` a table that a run may lack (no columns): recorded or AQM?
+    pub fn optional(name: &str) -> bool {
+        Self::RECORDED.contains(&name) || Self::AQM.contains(&name)
+    }
 
     /// The first 16 hex digits of the SHA-256 of every table, bit for bit (Debug prints
     /// floats in their shortest round-trip form: equal text, equal bits). What the golden
@@ -207,8 +223,9 @@ impl Tables {
         digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
 
-    /// Every table by name: the eight every run has, then the recorded ones.
-    pub fn named(&self) -> [(&'static str, &Table); 12] {
+    /// Every table by name: the eight every run has, then the recorded ones, then the
+    /// AQM ones.
+    pub fn named(&self) -> [(&'static str, &Table); 14] {
         [
             ("flows", &self.flows),
             ("queues", &self.queues),
@@ -222,6 +239,8 @@ impl Tables {
             ("port_series", &self.port_series),
             ("conditioner_series", &self.conditioner_series),
             ("distributions", &self.distributions),
+            ("aqm", &self.aqm),
+            ("aqm_series", &self.aqm_series),
         ]
     }
 }
@@ -366,6 +385,8 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         queue_series: af::queue_series_table(sim, info),
         series: series_table(sim, info),
         dsd_control: abe::dsd_control_table(sim, info),
+        aqm: aqm::aqm_table(sim, info),
+        aqm_series: aqm::aqm_series_table(sim, info),
         ..Tables::default()
     }
 }

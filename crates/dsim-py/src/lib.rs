@@ -104,8 +104,8 @@ fn replication_seed(base: u64, replication: u64) -> u64 {
 fn tables_dict<'py>(py: Python<'py>, tables: &Tables) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     for (name, table) in tables.named() {
-        if table.columns.is_empty() && Tables::RECORDED.contains(&name) {
-            continue; // recorded only on request
+        if table.columns.is_empty() && Tables::optional(name) {
+            continue; // recorded only on request, or no CoDel / PIE / FQ-CoDel queue
         }
         out.set_item(
             name,

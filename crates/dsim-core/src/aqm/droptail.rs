@@ -97,6 +97,17 @@ impl DropTailQueue {
         }
     }
 
+    /// A queue without a limit of its own and no room reserved: one of many behind a
+    /// common limit (FQ-CoDel's flow queues).
+    pub fn unbounded() -> Self {
+        DropTailQueue {
+            pkts: VecDeque::new(),
+            bytes: 0,
+            limit: Limit::Packets(u64::MAX),
+            overshoot: false,
+        }
+    }
+
     /// The same queue with dummynet's byte-limit rule (see the module documentation).
     pub fn with_overshoot(mut self, overshoot: bool) -> Self {
         self.overshoot = overshoot;

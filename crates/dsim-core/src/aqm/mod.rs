@@ -2,8 +2,12 @@
 //!
 //! An [`AqmQueue`] is a [`DropTailQueue`] (the physical limit) plus an [`Aqm`] policy that
 //! may refuse a packet earlier: none (drop-tail), [`red`] (Floyd and Jacobson) or [`mred`]
-//! (multi-precedence RED, coupled = RIO or decoupled). It is a self-contained single-queue
-//! discipline: a FIFO port holds one, a scheduler holds one per class.
+//! (multi-precedence RED, coupled = RIO or decoupled), or drop it later, at the head:
+//! [`codel`] (RFC 8289); [`pie`] (RFC 8033) drops early on a probability it steers by the
+//! queue delay; [`fq_codel`] (RFC 8290) hashes flows into queues of their own, each with
+//! CoDel, served by a deficit round robin: it keeps its packets in those queues, not in the
+//! FIFO (empty). It is a self-contained single-queue discipline: a FIFO port holds
+//! one, a scheduler holds one per class.
 //!
 //! The queue owns its DSCP -> drop precedence map (`precedence_of`), which the port's
 //! classifier applies, so `pkt.precedence` is set before `enqueue`. Algorithms return a
@@ -12,17 +16,54 @@
 //! drops (`forced`); a packet the AQM admits but the physical limit refuses is an
 //! `overflow` drop. The port counts all three per (queue, precedence).
 
+pub mod codel;
 pub mod droptail;
+pub mod fq_codel;
 pub mod mred;
+pub mod pie;
 pub mod red;
 pub mod series;
 
+pub use codel::{Codel, CodelParams, CodelSpec};
 pub use droptail::{DropTailQueue, DroptailSpec};
+pub use fq_codel::{FqCodel, FqCodelSpec};
 pub use mred::{Mred, MredMode, MredSpec, PrecedenceSpec};
+pub use pie::{Pie, PieDelay, PieParams, PieSpec};
 pub use red::{Congestion, RedAveraging, RedCurve, RedParams, RedSpec, RedVars};
-pub use series::{QueueSeries, SeriesRow};
+pub use series::{QueueSeries, SeriesRow, StateRow, StateSeries};
 
 use rand::RngExt;
+
+/// Declares the table of a delay-based AQM (CoDel, PIE, FQ-CoDel): its own keys, then
+/// `ecn` and `series`, written here once, and `with_keys`, which applies them to the
+/// queue it builds.
+#[macro_export]
+macro_rules! delay_aqm_table {
+    ($(#[$attr:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+        $(#[$attr])*
+        pub struct $name {
+            $($fields)*
+            /// Mark ECN-capable packets CE instead of dropping them (RFC 3168; PIE: while
+            /// its drop probability is at most mark_ecnth).
+            #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+            pub ecn: bool,
+            /// Record the control state this often (the `aqm_series` table: CoDel's
+            /// dropping state and count, PIE's probability and delay, FQ-CoDel's flows).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            #[param(range = "(0, inf)")]
+            pub series: Option<$crate::time::Duration>,
+        }
+        impl $name {
+            /// `fifo` with `aqm`, and this table's `ecn` and `series`.
+            fn with_keys(&self, fifo: $crate::aqm::DropTailQueue, aqm: $crate::aqm::Aqm) -> $crate::aqm::AqmQueue {
+                let mut q = $crate::aqm::AqmQueue::new(fifo, aqm);
+                q.ecn = self.ecn;
+                q.state_series = self.series.map($crate::aqm::StateSeries::new);
+                q
+            }
+        }
+    };
+}
 
 use crate::discipline::{QueueCtx, Verdict};
 use crate::packet::{Dscp, Ecn, PktId};
@@ -46,15 +87,99 @@ pub enum Aqm {
     DropTail,
     Red(Red),
     Mred(Mred),
+    /// Drops at the head while the sojourn time stays above target (RFC 8289).
+    Codel(Codel),
+    /// Drops on arrival with a probability steered by the queue delay (RFC 8033).
+    Pie(Box<Pie>),
+    /// Flow queues with CoDel each, served by DRR (RFC 8290); the FIFO stays empty.
+    FqCodel(Box<FqCodel>),
 }
 
 impl Aqm {
     pub fn precedences(&self) -> usize {
         match self {
-            Aqm::DropTail | Aqm::Red(_) => 1,
+            Aqm::DropTail | Aqm::Red(_) | Aqm::Codel(_) | Aqm::Pie(_) | Aqm::FqCodel(_) => 1,
             Aqm::Mred(m) => m.precedences(),
         }
     }
+
+    /// The name of the mechanism, as `type` writes it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Aqm::DropTail => "droptail",
+            Aqm::Red(_) => "red",
+            Aqm::Mred(_) => "mred",
+            Aqm::Codel(_) => "codel",
+            Aqm::Pie(_) => "pie",
+            Aqm::FqCodel(_) => "fq_codel",
+        }
+    }
+
+    /// What a CoDel, PIE or FQ-CoDel queue counted over the run (zero for the others).
+    pub fn counters(&self) -> AqmCounters {
+        match self {
+            Aqm::DropTail | Aqm::Red(_) | Aqm::Mred(_) => AqmCounters::default(),
+            Aqm::Codel(c) => AqmCounters {
+                dropping_entries: c.vars.entries,
+                dequeue_marks: c.vars.marks,
+                ..AqmCounters::default()
+            },
+            Aqm::Pie(p) => AqmCounters {
+                p_max: Some(p.vars.p_max),
+                ..AqmCounters::default()
+            },
+            Aqm::FqCodel(f) => AqmCounters {
+                dropping_entries: f.dropping_entries(),
+                new_flows: f.new_flows,
+                dequeue_marks: f.marks(),
+                ..AqmCounters::default()
+            },
+        }
+    }
+
+    /// The control state of a CoDel, PIE or FQ-CoDel queue holding `fifo` at `now`
+    /// (None for the others).
+    pub fn state(&self, fifo: &DropTailQueue, now: SimTime) -> Option<StateRow> {
+        match self {
+            Aqm::DropTail | Aqm::Red(_) | Aqm::Mred(_) => None,
+            Aqm::Codel(c) => Some(StateRow {
+                t: now,
+                len_pkts: fifo.len_packets() as u64,
+                delay: c.vars.sojourn,
+                dropping: Some(c.vars.dropping as u32),
+                count: Some(c.vars.count),
+                ..StateRow::default()
+            }),
+            Aqm::Pie(p) => Some(StateRow {
+                t: now,
+                len_pkts: fifo.len_packets() as u64,
+                delay: Some(p.delay_estimate(fifo.len_bytes())),
+                p: Some(p.vars.drop_prob),
+                ..StateRow::default()
+            }),
+            Aqm::FqCodel(f) => Some(StateRow {
+                t: now,
+                len_pkts: f.len_packets(),
+                delay: f.sojourn,
+                dropping: Some(f.dropping()),
+                flows: Some(f.active_flows()),
+                ..StateRow::default()
+            }),
+        }
+    }
+}
+
+/// What a CoDel, PIE or FQ-CoDel queue counts over a run (the `aqm` table).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AqmCounters {
+    /// Times CoDel entered its dropping state (FQ-CoDel: over all its flow queues).
+    pub dropping_entries: u64,
+    /// PIE's highest drop probability.
+    pub p_max: Option<f64>,
+    /// FQ-CoDel: times a flow queue joined the new list.
+    pub new_flows: u64,
+    /// CoDel, FQ-CoDel: packets marked CE at dequeue (not in the port's `marks_pkts`).
+    pub dequeue_marks: u64,
 }
 
 /// One FIFO queue with its physical limit, its AQM policy and its DSCP -> precedence map.
@@ -66,8 +191,10 @@ pub struct AqmQueue {
     pub precedence_map: [u8; 64],
     /// Mark ECN-capable packets CE on an early verdict instead of dropping them.
     pub ecn: bool,
-    /// Optional time series of the average and instantaneous queue.
+    /// Optional time series of the average and instantaneous queue (RED, MRED).
     pub series: Option<QueueSeries>,
+    /// Optional time series of the control state (CoDel, PIE, FQ-CoDel).
+    pub state_series: Option<StateSeries>,
 }
 
 impl AqmQueue {
@@ -82,6 +209,7 @@ impl AqmQueue {
             precedence_map: [0; 64],
             ecn: false,
             series: None,
+            state_series: None,
         }
     }
 
@@ -95,7 +223,7 @@ impl AqmQueue {
     /// thresholds: "pkts" or "bytes"); None for drop-tail. MRED: VQ_precedence's.
     pub fn red_average(&self, precedence: u8) -> Option<(f64, &'static str)> {
         match &self.aqm {
-            Aqm::DropTail => None,
+            Aqm::DropTail | Aqm::Codel(_) | Aqm::Pie(_) | Aqm::FqCodel(_) => None,
             Aqm::Red(r) => Some((r.vars.avg, unit_of(r.params.bytes))),
             Aqm::Mred(m) => m
                 .vqs
@@ -119,7 +247,12 @@ impl AqmQueue {
         let (size, j) = (pkt.size, pkt.precedence);
         let now = ctx.now;
         let AqmQueue {
-            fifo, aqm, ecn, series, ..
+            fifo,
+            aqm,
+            ecn,
+            series,
+            state_series,
+            ..
         } = self;
         // One dispatch on the policy: its verdict, the series' sample, the queue's decision,
         // the policy's bookkeeping of an admitted packet.
@@ -160,26 +293,139 @@ impl AqmQueue {
                 }
                 verdict
             }
+            Aqm::Codel(_) => {
+                stamp(id, ctx);
+                let verdict = admit(fifo, *ecn, id, pkt, Congestion::None, ctx);
+                record_state(state_series, aqm, fifo, now);
+                verdict
+            }
+            Aqm::Pie(p) => {
+                stamp(id, ctx);
+                let congestion = p.enqueue_verdict(fifo, ctx);
+                let mark = *ecn && p.may_mark();
+                let verdict = admit(fifo, mark, id, pkt, congestion, ctx);
+                record_state(state_series, aqm, fifo, now);
+                verdict
+            }
+            Aqm::FqCodel(f) => {
+                f.enqueue(id, ctx);
+                record_state(state_series, aqm, fifo, now);
+                Verdict::Admit
+            }
         }
     }
 
     #[inline]
     pub fn dequeue(&mut self, ctx: &mut QueueCtx) -> Option<PktId> {
-        let pkts = &*ctx.pkts;
-        let id = self.fifo.pop(|id| pkts[id].size)?;
+        let (fifo, now) = (&mut self.fifo, ctx.now);
         match &mut self.aqm {
-            Aqm::DropTail => {}
+            Aqm::DropTail => {
+                let pkts = &*ctx.pkts;
+                fifo.pop(|id| pkts[id].size)
+            }
             Aqm::Red(r) => {
-                if self.fifo.is_empty() {
-                    r.vars.idle_since = Some(ctx.now);
+                let pkts = &*ctx.pkts;
+                let id = fifo.pop(|id| pkts[id].size)?;
+                if fifo.is_empty() {
+                    r.vars.idle_since = Some(now);
                 }
+                Some(id)
             }
             Aqm::Mred(m) => {
+                let pkts = &*ctx.pkts;
+                let id = fifo.pop(|id| pkts[id].size)?;
                 let p = &pkts[id];
-                m.on_dequeue(p.precedence as usize, p.size, ctx.now);
+                m.on_dequeue(p.precedence as usize, p.size, now);
+                Some(id)
+            }
+            Aqm::Codel(c) => {
+                let got = c.dequeue(fifo, self.ecn, ctx);
+                record_state(&mut self.state_series, &self.aqm, fifo, now);
+                got
+            }
+            Aqm::Pie(p) => {
+                let bytes = fifo.len_bytes();
+                p.catch_up(now, bytes);
+                let pkts = &*ctx.pkts;
+                let id = fifo.pop(|id| pkts[id].size)?;
+                p.on_departure(now, pkts[id].size, now - pkts[id].enqueued_at, bytes);
+                record_state(&mut self.state_series, &self.aqm, fifo, now);
+                Some(id)
+            }
+            Aqm::FqCodel(f) => {
+                let got = f.dequeue(self.ecn, ctx);
+                record_state(&mut self.state_series, &self.aqm, fifo, now);
+                got
             }
         }
-        Some(id)
+    }
+
+    /// The size of the packet the next dequeue returns, None if it returns none: for a
+    /// scheduler that must know it beforehand (DRR). An AQM that drops at dequeue (CoDel)
+    /// judges the head now and keeps it for that dequeue.
+    #[inline]
+    pub fn peek_size(&mut self, ctx: &mut QueueCtx) -> Option<u32> {
+        match &mut self.aqm {
+            Aqm::Codel(c) => {
+                let size = c.peek(&mut self.fifo, self.ecn, ctx);
+                record_state(&mut self.state_series, &self.aqm, &self.fifo, ctx.now);
+                size
+            }
+            Aqm::FqCodel(f) => {
+                let size = f.peek(self.ecn, ctx);
+                record_state(&mut self.state_series, &self.aqm, &self.fifo, ctx.now);
+                size
+            }
+            Aqm::DropTail | Aqm::Red(_) | Aqm::Mred(_) | Aqm::Pie(_) => self.fifo.head().map(|id| ctx.pkts[id].size),
+        }
+    }
+
+    /// Packets queued (FQ-CoDel's in its flow queues).
+    #[inline]
+    pub fn len_packets(&self) -> usize {
+        match &self.aqm {
+            Aqm::FqCodel(f) => f.len_packets() as usize,
+            _ => self.fifo.len_packets(),
+        }
+    }
+
+    /// Bytes queued.
+    #[inline]
+    pub fn len_bytes(&self) -> u64 {
+        match &self.aqm {
+            Aqm::FqCodel(f) => f.len_bytes(),
+            _ => self.fifo.len_bytes(),
+        }
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len_packets() == 0
+    }
+
+    /// The control state now (CoDel, PIE, FQ-CoDel; None for the others).
+    pub fn state(&self, now: SimTime) -> Option<StateRow> {
+        self.aqm.state(&self.fifo, now)
+    }
+}
+
+/// A packet joins a queue that judges it by its queueing delay (CoDel, PIE): it carries
+/// the instant (RFC 8289 section 5.1, "timestamp each packet at enqueue").
+#[inline]
+fn stamp(id: PktId, ctx: &mut QueueCtx) {
+    ctx.pkts[id].enqueued_at = ctx.now;
+}
+
+/// Samples the control state of `aqm` into `series` if one is due.
+#[inline]
+fn record_state(series: &mut Option<StateSeries>, aqm: &Aqm, fifo: &DropTailQueue, now: SimTime) {
+    if let Some(s) = series {
+        if s.due(now) {
+            s.push(
+                aqm.state(fifo, now)
+                    .expect("a state series belongs to an AQM with a state"),
+            );
+        }
     }
 }
 

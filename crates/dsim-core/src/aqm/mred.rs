@@ -138,7 +138,7 @@ impl MredSpec {
         let mut q = AqmQueue::new(DropTailQueue::new(self.limit), Aqm::Mred(Mred::new(self.mode, curves)));
         q.precedence_map = map;
         q.ecn = self.ecn;
-        q.series = self.series.map(|i| QueueSeries::new(i, unit));
+        q.series = self.series.map(|i| QueueSeries::with_unit(i, unit));
         Ok(q)
     }
 }

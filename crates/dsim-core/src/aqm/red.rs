@@ -185,7 +185,7 @@ impl RedSpec {
             }),
         );
         q.ecn = self.ecn;
-        q.series = self.series.map(|i| QueueSeries::new(i, unit));
+        q.series = self.series.map(|i| QueueSeries::with_unit(i, unit));
         Ok(q)
     }
 }

@@ -1,11 +1,18 @@
-//! A bounded time series of a RED / MRED queue: the average and the instantaneous size of
-//! each (virtual) queue, sampled at packet arrivals.
+//! Bounded time series of a queue's control state.
 //!
-//! RED's average changes only when a packet arrives, so sampling at arrivals loses
-//! nothing of its shape: the first arrival at or after each multiple of `interval` records
-//! one row per precedence (the average just computed and the occupancy it was computed
-//! from, in the unit of the thresholds). At most [`MAX_ROWS`] rows are kept per queue;
-//! later samples are counted in `skipped`, never silently lost.
+//! RED / MRED ([`SeriesRow`], the `queue_series` table): the average and the instantaneous
+//! size of each (virtual) queue, sampled at packet arrivals. RED's average changes only when
+//! a packet arrives, so sampling at arrivals loses nothing of its shape: the first arrival
+//! at or after each multiple of `interval` records one row per precedence (the average just
+//! computed and the occupancy it was computed from, in the unit of the thresholds).
+//!
+//! CoDel, PIE and FQ-CoDel ([`StateRow`], the `aqm_series` table): their state changes at
+//! arrivals and departures (and PIE's at its updates, which it catches up at the next
+//! packet), so the first arrival or departure at or after each multiple of `interval`
+//! records one row.
+//!
+//! At most [`MAX_ROWS`] rows are kept per queue; later samples are counted in `skipped`,
+//! never silently lost.
 
 use crate::time::{Duration, SimTime};
 
@@ -22,19 +29,48 @@ pub struct SeriesRow {
     pub len: f64,
 }
 
+/// One sample of a CoDel, PIE or FQ-CoDel queue: what each of them has (None where the
+/// mechanism has no such state).
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct StateRow {
+    pub t: SimTime,
+    /// Packets queued.
+    pub len_pkts: u64,
+    /// CoDel, FQ-CoDel: the sojourn time of the last packet that left; PIE: its queue
+    /// delay estimate.
+    pub delay: Option<Duration>,
+    /// CoDel: 1 in the dropping state, else 0; FQ-CoDel: how many flow queues are.
+    pub dropping: Option<u32>,
+    /// CoDel's count (drops of the current dropping cycle).
+    pub count: Option<u32>,
+    /// PIE's drop probability.
+    pub p: Option<f64>,
+    /// FQ-CoDel: flow queues on the new or old list.
+    pub flows: Option<u32>,
+}
+
+/// The series of a CoDel, PIE or FQ-CoDel queue.
+pub type StateSeries = QueueSeries<StateRow>;
+
+impl StateSeries {
+    pub fn new(interval: Duration) -> Self {
+        QueueSeries::with_unit(interval, "")
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
-pub struct QueueSeries {
+pub struct QueueSeries<R = SeriesRow> {
     pub interval: Duration,
     next: SimTime,
-    pub rows: Vec<SeriesRow>,
+    pub rows: Vec<R>,
     /// Samples not kept because the series was full.
     pub skipped: u64,
     /// "pkts" or "bytes": the unit of `avg` and `len`.
     pub unit: &'static str,
 }
 
-impl QueueSeries {
-    pub fn new(interval: Duration, unit: &'static str) -> Self {
+impl<R> QueueSeries<R> {
+    pub fn with_unit(interval: Duration, unit: &'static str) -> Self {
         QueueSeries {
             interval,
             next: SimTime::ZERO,
@@ -56,7 +92,7 @@ impl QueueSeries {
     }
 
     #[inline]
-    pub fn push(&mut self, row: SeriesRow) {
+    pub fn push(&mut self, row: R) {
         if self.rows.len() < MAX_ROWS {
             self.rows.push(row);
         } else {
@@ -71,7 +107,7 @@ mod tests {
 
     #[test]
     fn samples_the_first_arrival_of_each_interval() {
-        let mut s = QueueSeries::new(Duration(10), "pkts");
+        let mut s = QueueSeries::<SeriesRow>::with_unit(Duration(10), "pkts");
         let due: Vec<u64> = [0, 3, 9, 10, 11, 25, 29, 30]
             .into_iter()
             .filter(|&t| s.due(SimTime(t)))

@@ -227,13 +227,21 @@ impl ClassQueues {
 
     #[inline]
     pub fn has_packets(&self, class: usize) -> bool {
-        !self.queues[class].fifo.is_empty()
+        !self.queues[class].is_empty()
     }
 
-    /// Size in bytes of the packet at the head of `class`, if any.
+    /// Size in bytes of the packet at the head of `class`'s FIFO, if any (not FQ-CoDel's
+    /// next packet: [`Self::peek_size`] judges that).
     #[inline]
     pub fn head_size(&self, class: usize, pkts: &PacketArena) -> Option<u32> {
         self.queues[class].fifo.head().map(|id| pkts[id].size)
+    }
+
+    /// Size in bytes of the packet the next dequeue of `class` returns, if any (the head,
+    /// unless its AQM drops at dequeue: [`AqmQueue::peek_size`]).
+    #[inline]
+    pub fn peek_size(&mut self, class: usize, ctx: &mut QueueCtx) -> Option<u32> {
+        self.queues[class].peek_size(ctx)
     }
 
     pub fn queue(&self, class: usize) -> &AqmQueue {
@@ -241,11 +249,11 @@ impl ClassQueues {
     }
 
     pub fn len_packets(&self) -> usize {
-        self.queues.iter().map(|q| q.fifo.len_packets()).sum()
+        self.queues.iter().map(|q| q.len_packets()).sum()
     }
 
     pub fn len_bytes(&self) -> u64 {
-        self.queues.iter().map(|q| q.fifo.len_bytes()).sum()
+        self.queues.iter().map(|q| q.len_bytes()).sum()
     }
 }
 

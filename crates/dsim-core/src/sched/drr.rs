@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 
 use super::classes::ClassQueues;
 use crate::discipline::{QueueCtx, Verdict};
-use crate::packet::{PacketArena, PktId};
+use crate::packet::PktId;
 use crate::params::{ConfigError, KeyPath, Params};
 use crate::time::{Bytes, Rate};
 
@@ -133,13 +133,15 @@ impl DrrState {
     }
 
     /// The queue the next packet must come from, or None when no queue holds a packet. Its
-    /// deficit is charged with the head packet's size; the caller dequeues that packet and
-    /// then calls [`Self::after_dequeue`].
+    /// deficit is charged with the size of the packet its next dequeue returns (the head,
+    /// or for an AQM that drops at dequeue, CoDel, the packet it keeps after judging the
+    /// head: [`ClassQueues::peek_size`]); the caller dequeues that packet and then calls
+    /// [`Self::after_dequeue`].
     #[inline]
-    pub fn select(&mut self, classes: &ClassQueues, pkts: &PacketArena) -> Option<usize> {
+    pub fn select(&mut self, classes: &mut ClassQueues, ctx: &mut QueueCtx) -> Option<usize> {
         loop {
             let q = *self.active.front()?;
-            let Some(size) = classes.head_size(q, pkts) else {
+            let Some(size) = classes.peek_size(q, ctx) else {
                 // Emptied without our knowing (cannot happen today): S&V's empty-queue rule.
                 self.on_emptied(q);
                 continue;
@@ -172,7 +174,7 @@ impl DrrState {
     pub fn dequeue(&mut self, classes: &mut ClassQueues, ctx: &mut QueueCtx) -> Option<PktId> {
         // A selected queue always holds a packet; the loop only guards against an AQM that
         // would drop its whole backlog while dequeueing (none does today).
-        while let Some(q) = self.select(classes, ctx.pkts) {
+        while let Some(q) = self.select(classes, ctx) {
             let got = classes.dequeue(q, ctx);
             self.after_dequeue(q, classes);
             if got.is_some() {

@@ -39,7 +39,7 @@ pub use wrr::{Wrr, WrrSpec};
 
 use serde::Serialize;
 
-use crate::aqm::{Aqm, AqmQueue, DroptailSpec, MredSpec, RedSpec};
+use crate::aqm::{Aqm, AqmQueue, CodelSpec, DroptailSpec, FqCodelSpec, MredSpec, PieSpec, RedSpec};
 use crate::discipline::{QueueCtx, Verdict};
 use crate::packet::{PacketArena, PktId};
 use crate::params::{ConfigError, KeyPath};
@@ -57,6 +57,9 @@ pub enum QueueSpec {
     Red(RedSpec),
     Mred(MredSpec),
     Dsd(DsdSpec),
+    Codel(CodelSpec),
+    Pie(PieSpec),
+    FqCodel(FqCodelSpec),
 }
 crate::tagged_enum!(QueueSpec {
     Droptail(DroptailSpec) = "droptail",
@@ -67,6 +70,9 @@ crate::tagged_enum!(QueueSpec {
     Red(RedSpec) = "red",
     Mred(MredSpec) = "mred",
     Dsd(DsdSpec) = "dsd",
+    Codel(CodelSpec) = "codel",
+    Pie(PieSpec) = "pie",
+    FqCodel(FqCodelSpec) = "fq_codel",
 });
 
 impl Default for QueueSpec {
@@ -86,7 +92,12 @@ impl QueueSpec {
             QueueSpec::Drr(s) => Qdisc::Drr(s.qdisc(rate, path)?),
             QueueSpec::Cbq(s) => Qdisc::Cbq(Box::new(s.qdisc(rate, path)?)),
             QueueSpec::Dsd(s) => Qdisc::Dsd(Box::new(Dsd::new(s.params(rate, path)?, rate))),
-            QueueSpec::Droptail(_) | QueueSpec::Red(_) | QueueSpec::Mred(_) => Qdisc::Fifo(Fifo {
+            QueueSpec::Droptail(_)
+            | QueueSpec::Red(_)
+            | QueueSpec::Mred(_)
+            | QueueSpec::Codel(_)
+            | QueueSpec::Pie(_)
+            | QueueSpec::FqCodel(_) => Qdisc::Fifo(Fifo {
                 queue: self.single_queue(rate, path)?,
             }),
         })
@@ -99,6 +110,9 @@ impl QueueSpec {
             QueueSpec::Droptail(d) => d.queue(path),
             QueueSpec::Red(r) => r.queue(rate, path),
             QueueSpec::Mred(m) => m.queue(rate, path),
+            QueueSpec::Codel(c) => c.queue(path),
+            QueueSpec::Pie(p) => p.queue(path),
+            QueueSpec::FqCodel(f) => f.queue(path),
             QueueSpec::Priority(_) | QueueSpec::Wrr(_) | QueueSpec::Drr(_) | QueueSpec::Cbq(_) | QueueSpec::Dsd(_) => {
                 Err(ConfigError::new(
                     path.key("type"),
@@ -120,6 +134,9 @@ impl QueueSpec {
             QueueSpec::Red(_) => "red",
             QueueSpec::Mred(_) => "mred",
             QueueSpec::Dsd(_) => "dsd",
+            QueueSpec::Codel(_) => "codel",
+            QueueSpec::Pie(_) => "pie",
+            QueueSpec::FqCodel(_) => "fq_codel",
         }
     }
 }
@@ -289,7 +306,7 @@ impl Qdisc {
 
     pub fn len_packets(&self) -> usize {
         match self {
-            Qdisc::Fifo(q) => q.queue.fifo.len_packets(),
+            Qdisc::Fifo(q) => q.queue.len_packets(),
             Qdisc::Priority(s) => s.classes.len_packets(),
             Qdisc::Wrr(s) => s.classes.len_packets(),
             Qdisc::Drr(s) => s.classes.len_packets(),
@@ -300,7 +317,7 @@ impl Qdisc {
 
     pub fn len_bytes(&self) -> u64 {
         match self {
-            Qdisc::Fifo(q) => q.queue.fifo.len_bytes(),
+            Qdisc::Fifo(q) => q.queue.len_bytes(),
             Qdisc::Priority(s) => s.classes.len_bytes(),
             Qdisc::Wrr(s) => s.classes.len_bytes(),
             Qdisc::Drr(s) => s.classes.len_bytes(),

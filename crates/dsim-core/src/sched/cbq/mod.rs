@@ -443,7 +443,7 @@ impl Cbq {
         if self.toplevel < level {
             return;
         }
-        let left = self.classes.queue(leaf).fifo.len_packets();
+        let left = self.classes.queue(leaf).len_packets();
         self.toplevel = if left <= 1 || !self.state[lender].estimator.underlimit(now) {
             NO_CUTOFF
         } else {
