@@ -655,8 +655,9 @@ def wrr_miss(what: str) -> Miss:
         "ns-2's allotments the other queues' turns last up to {turns 1.03:.1f} ms at the bottleneck at ratio 1.03, {turns 1.5:.1f} ms "
         "at 1.5 and {turns 3.0:.1f} ms at 3.0 (a 160 B packet time is {packet time 160:.1f} ms), and dsim's EF backlog rarely "
         "outlasts a turn, so its jitter follows that wait. The document's large low-ratio cells need EF backlogs spanning "
-        "several rounds; it does not give what made them (the WRR its authors built on ns-2's CBQ 'as a basis', CBQ's "
-        "regulation of an overlimit class, the load on the hops before the bottleneck; issue 21 builds CBQ).",
+        "several rounds; it does not give what made them. dsim's CBQ run as the authors' ns-2 'basis' (EF held to its share) "
+        "reaches the published size only while dropping EF packets at the low ratios, which A.3.2 says did not happen "
+        "(docs/ef.md, 'Tables 1-3 with CBQ-WRR'), so the reproduction keeps the WRR that drops none.",
     )
 
 
