@@ -40,6 +40,11 @@ def test_the_sdist_installs_into_a_fresh_venv(tmp_path: Path) -> None:
     venv.create(env_dir, with_pip=True)
     bin_dir = env_dir / "bin"
     env = _clean_env()
+    # The sdist's files carry the archive's fixed mtimes, older than the last build's outputs in
+    # the kept build folder, so cargo would take dsim's own crates as fresh and link a stale
+    # derive macro: drop their outputs (the dependencies stay compiled).
+    clean = ["cargo", "clean", "--release", "-p", "dsim-derive", "-p", "dsim-core", "-p", "dsim-py"]
+    subprocess.run(clean, cwd=ROOT, env=env, check=True, capture_output=True)
     install = subprocess.run([str(bin_dir / "pip"), "install", "--quiet", str(sdist)], env=env, capture_output=True, text=True)
     assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
     # A scenario the package ships, found inside the installed package.

@@ -656,8 +656,8 @@ def wrr_miss(what: str) -> Miss:
         "at 1.5 and {turns 3.0:.1f} ms at 3.0 (a 160 B packet time is {packet time 160:.1f} ms), and dsim's EF backlog rarely "
         "outlasts a turn, so its jitter follows that wait. The document's large low-ratio cells need EF backlogs spanning "
         "several rounds; it does not give what made them. dsim's CBQ run as the authors' ns-2 'basis' (EF held to its share) "
-        "reaches the published size only while dropping EF packets at the low ratios, which A.3.2 says did not happen "
-        "(docs/ef.md, 'Tables 1-3 with CBQ-WRR'), so the reproduction keeps the WRR that drops none.",
+        "reaches the published size only while dropping EF packets at the low ratios, which appendix A.3.2 says did not happen "
+        "(docs/ef.md, its CBQ-WRR section), so the reproduction keeps the WRR that drops none.",
     )
 
 
