@@ -76,10 +76,10 @@ def test_udp_flows_get_empty_tcp_columns_and_random_starts():
 BAD = [
     # (edit of the scenario, key path, words of the rule)
     (lambda sc: sc.set("flow[0].app", dsim.cbr(rate="1Mbps", size="100B")).set("flow[0].tcp", tcp("sack")), "flow[0].tcp", "TCP applications"),
-    (lambda sc: sc.set("flow[0].tcp", tcp(mss="0B")), "flow[0].tcp.mss", "MSS"),
+    (lambda sc: sc.set("flow[0].tcp", tcp(mss="0B")), "flow[0].tcp.mss", "mss must lie in [1B, 65495B]"),
     (lambda sc: sc.set("flow[0].tcp", tcp(mss="1460B", window="1000B")), "flow[0].tcp.window", "at least one segment"),
     (lambda sc: sc.set("flow[0].tcp", tcp(delayed_ack="1s")), "flow[0].tcp.delayed_ack", "500ms"),
-    (lambda sc: sc.set("flow[0].tcp", tcp(sack_blocks=5)), "flow[0].tcp.sack_blocks", "1 to 4"),
+    (lambda sc: sc.set("flow[0].tcp", tcp(sack_blocks=5)), "flow[0].tcp.sack_blocks", "sack_blocks must lie in [1, 4]"),
     (lambda sc: sc.set("flow[0].tcp", {"variant": "vegas"}), "flow[0].tcp.variant", "variant"),
     (lambda sc: sc.set("flow[0].tcp", {"cwnd": "10p"}), "flow[0].tcp.cwnd", "unknown field"),
     (lambda sc: sc.set("flow[0].tcp", tcp(min_rto="2s", max_rto="1s")), "flow[0].tcp.min_rto", "max_rto"),

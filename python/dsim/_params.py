@@ -779,25 +779,65 @@ def tcp(
     handshake: bool | None = None,
     series: Any | None = None,
 ) -> dict[str, Any]:
-    """The `tcp` table of a flow. Every key is optional; defaults in [`TcpParams::default`].
+    """The `tcp` table of a flow (`ftp` and `web` flows): loss recovery, segment and window
+    sizes, the retransmission timer, delayed ACKs, ECN, the handshake and the `series`
+    table. Both ends of the connection use it.
 
     Args:
-        variant: (undocumented) [one of "reno", "newreno", "sack"]
-        mss: Payload bytes of a full segment (SMSS). [a size ("1500B", "64KB")]
-        window: Receiver buffer = largest window. [a size ("1500B", "64KB")]
-        initial_window: "2p" (segments) or "4380B". [packets ("100p") or bytes ("64KB")]
-        counting: (undocumented) [one of "bytes", "packets"]
-        initial_rto: (undocumented) [a time ("10ms")]
-        min_rto: (undocumented) [a time ("10ms")]
-        max_rto: (undocumented) [a time ("10ms")]
-        granularity: Clock granularity G of RFC 6298. [a time ("10ms")]
-        rto_restart: (undocumented) [one of "on_retransmit", "on_new_ack"]
-        delayed_ack: (undocumented) [the delayed-ACK timer ("40ms"), or false to acknowledge
-            every segment]
-        sack_blocks: (undocumented) [a whole number]
-        ecn: (undocumented) [true or false]
-        handshake: (undocumented) [true or false]
-        series: (undocumented) [a sampling interval ("10ms"), or "change" for every change]
+        variant: Loss recovery: "reno" (fast retransmit and fast recovery), "newreno"
+            (partial ACKs keep the sender in fast recovery) or "sack" (the scoreboard and
+            the pipe). Default SACK: the seeds' "SACK-TCP" (ns-2's Sack1 agent), and Linux's
+            default. [one of "reno", "newreno", "sack"; default "sack"; section RFC 5681
+            3.2, RFC 6582, RFC 6675]
+        mss: Payload bytes of a full-sized segment (SMSS). Default 1460B: an Ethernet MTU of
+            1500B less the IPv4 and TCP headers (40B). An IP datagram holds at most 65535B.
+            [a size ("1500B", "64KB"); default "1460B"; range [1B, 65495B]; section RFC 5681
+            2]
+        window: The receiver's buffer, and so the largest window; at least one segment.
+            Default 65535B, the largest window without window scaling (RFC 7323): the seeds'
+            "maximum window of 64 KB". [a size ("1500B", "64KB"); default "65535B"; range
+            [1B, 4294967295B]; section RFC 793 3.7]
+        initial_window: The initial window IW: segments ("2p") or bytes ("4380B"), at least
+            one segment. Default RFC 5681 (1): 2 segments if the MSS is above 2190B, 3 above
+            1095B, else 4. [packets ("100p") or bytes ("64KB"); range (0, inf); section RFC
+            5681 3.1]
+        counting: How slow start and congestion avoidance count ACKs: "bytes" (appropriate
+            byte counting, RFC 3465: slow start grows by the bytes acknowledged, at most 2
+            SMSS per ACK) or "packets" (one SMSS per ACK in slow start, SMSS * SMSS / cwnd
+            per ACK in congestion avoidance, RFC 5681 (3), as ns-2's agents count). Default
+            bytes. [one of "bytes", "packets"; default "bytes"; section RFC 3465 2, RFC 5681
+            3.1]
+        initial_rto: RTO before the first RTT sample. Default 1s, RFC 6298 (2.1). [a time
+            ("10ms"); default "1s"; range (0, inf); section RFC 6298 2.1]
+        min_rto: Lower bound of RTO, at most max_rto. Default 200ms, Linux's TCP_RTO_MIN and
+            ns-2 practice (RFC 6298 (2.4) asks for 1s). [a time ("10ms"); default "200ms";
+            section RFC 6298 2.4]
+        max_rto: Upper bound of RTO. Default 60s, RFC 6298 (2.5): "at least 60 seconds". [a
+            time ("10ms"); default "60s"; range (0, inf); section RFC 6298 2.5]
+        granularity: Clock granularity G of the RTT samples and of RTO = SRTT + max(G, 4
+            RTTVAR); "0s" is an ideal clock. Default 1ms, a Linux jiffy at HZ = 1000. [a
+            time ("10ms"); default "1ms"; section RFC 6298 2]
+        rto_restart: What restarts the retransmission timer besides an ACK of new data:
+            "on_retransmit" (also loss recovery's retransmission of SND.UNA, as ns-2, Linux
+            and FreeBSD do; the default) or "on_new_ack" (RFC 6298 (5.3) alone). [one of
+            "on_retransmit", "on_new_ack"; default "on_retransmit"; section RFC 6298 5.3]
+        delayed_ack: The delayed-ACK timer, above 0s and at most 500ms, or false to
+            acknowledge every segment at once. Default 40ms, Linux's smallest delayed-ACK
+            timeout (TCP_DELACK_MIN). [the delayed-ACK timer ("40ms"), or false to
+            acknowledge every segment; default "40ms"; section RFC 5681 4.2]
+        sack_blocks: Most SACK blocks per ACK, 1 to 4. Default 3, the number that fits
+            beside the timestamp option (as Linux sends them). [a whole number; default 3;
+            range [1, 4]; section RFC 2018 3]
+        ecn: ECN (RFC 3168): data segments are ECN-capable and an ECN-Echo halves cwnd once
+            per window. Default off, as a Linux sender. [true or false; default false;
+            section RFC 3168 6.1]
+        handshake: Open the connection with SYN and SYN-ACK (not for `web` flows). Default
+            off: a long-lived flow starts established, as ns-2's agents do. [true or false;
+            default false]
+        series: Record cwnd, ssthresh and the RTT into the `series` table: every interval
+            ("10ms", above 0s) inside the measurement window, or at every "change" of cwnd
+            or ssthresh. Default none. [a sampling interval ("10ms"), or "change" for every
+            change]
 
     Keys left at None are left out of the table: the core's default applies.
     """

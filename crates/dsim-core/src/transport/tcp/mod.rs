@@ -19,14 +19,8 @@
 //! - this file: the connection that ties them to the application, the timers and the
 //!   packets, and the per-flow statistics.
 //!
-//! Parameters ([`TcpParams`], defaults in brackets): variant [sack]; MSS [1460 B];
-//! window, the receiver's buffer and so the largest window [65535 B, the largest window
-//! without window scaling: "a maximum window of 64 KB"]; initial window [RFC 5681 (1)];
-//! counting [bytes]; initial RTO [1 s], minimum RTO [200 ms], maximum RTO [60 s], clock
-//! granularity [1 ms]; what restarts the retransmission timer [also loss recovery's
-//! retransmission of SND.UNA, as ns-2, Linux and FreeBSD; or only the ACK of new data,
-//! RFC 6298 (5.3)]; delayed ACK [40 ms; or off]; SACK blocks per ACK [3]; ECN [off];
-//! SYN/SYN-ACK handshake [off].
+//! - [`spec`]: the `tcp` table ([`TcpSpec`]), each key declared once with its default,
+//!   resolved into the [`TcpParams`] both ends run with.
 //!
 //! Timers are cancelled lazily ([`Timers`]): the connection keeps each timer's deadline;
 //! the simulation holds at most one event per timer at the earliest deadline it was
@@ -41,17 +35,22 @@ pub mod rtt;
 pub mod sack;
 pub mod scoreboard;
 pub mod sender;
+pub mod spec;
 pub mod variant;
+
+use serde::{Deserialize, Serialize};
 
 use crate::app::{Ftp, TcpApp};
 use crate::engine::rng::Rng;
 use crate::packet::{Direction, Dscp, Ecn, FlowId, NodeId, Packet, PacketArena, PktId, TcpHeader, tcp_flags};
+use crate::params::Params;
 use crate::stats::Window;
 use crate::time::{Duration, SimTime};
 
 pub use receiver::{AckPolicy, Receiver, ReceiverParams};
 pub use rtt::{RttEstimator, RttParams};
 pub use sender::{Counting, DATA_START, ISN, LogEntry, LogEvent, RtoRestart, Segment, Sender, SenderParams};
+pub use spec::{DelayedAckSpec, SeriesSpec, TcpSpec};
 pub use variant::{LossRecovery, Variant};
 
 /// IPv4 (20) + TCP (20) header bytes without options.
@@ -66,8 +65,9 @@ pub const fn sack_option_len(blocks: u32) -> u32 {
     if blocks == 0 { 0 } else { 4 + 8 * blocks }
 }
 
-/// Which loss recovery a connection runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which loss recovery a connection runs (`variant = "reno"`, `"newreno"`, `"sack"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Params)]
+#[serde(rename_all = "lowercase")]
 pub enum VariantKind {
     Reno,
     NewReno,
@@ -96,7 +96,7 @@ pub enum SeriesMode {
 /// Most rows a flow's series holds; recording stops there (the row count says so).
 pub const SERIES_CAP: usize = 100_000;
 
-/// A connection's configuration (both ends use the same).
+/// A connection's configuration, resolved from its [`TcpSpec`] (both ends use the same).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpParams {
     pub variant: VariantKind,
@@ -115,21 +115,11 @@ pub struct TcpParams {
 }
 
 impl Default for TcpParams {
+    /// What a `tcp` table without keys declares ([`TcpSpec::default`]).
     fn default() -> Self {
-        TcpParams {
-            variant: VariantKind::Sack,
-            mss: 1460,
-            window: 65_535,
-            initial_window: SenderParams::rfc5681_initial_window(1460),
-            counting: Counting::Bytes,
-            rtt: RttParams::default(),
-            rto_restart: RtoRestart::OnRetransmit,
-            delayed_ack: Some(Duration::from_millis(40)),
-            sack_blocks: 3,
-            ecn: false,
-            handshake: false,
-            series: None,
-        }
+        TcpSpec::default()
+            .params(&crate::params::KeyPath::root())
+            .expect("the declared defaults obey the table's rules")
     }
 }
 

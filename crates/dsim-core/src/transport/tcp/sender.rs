@@ -40,8 +40,11 @@
 //! agents do not use it either), Nagle, FIN and connection teardown, window scaling and
 //! timestamps (RFC 7323), SYN cookies, reneging.
 
+use serde::{Deserialize, Serialize};
+
 use super::rtt::{RttEstimator, RttParams};
 use super::variant::{LossRecovery, Variant};
+use crate::params::Params;
 use crate::stats::Window;
 use crate::time::SimTime;
 
@@ -49,15 +52,19 @@ use crate::time::SimTime;
 pub const ISN: u64 = 0;
 pub const DATA_START: u64 = ISN + 1;
 
-/// How slow start and congestion avoidance count acknowledgements.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How slow start and congestion avoidance count acknowledgements (`counting = "bytes"`
+/// or `"packets"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Params)]
+#[serde(rename_all = "lowercase")]
 pub enum Counting {
     Bytes,
     Packets,
 }
 
-/// What restarts the retransmission timer besides the ACK of new data (RFC 6298 (5.3)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+/// What restarts the retransmission timer besides the ACK of new data (RFC 6298 (5.3)):
+/// `rto_restart = "on_retransmit"` or `"on_new_ack"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, Params)]
+#[serde(rename_all = "snake_case")]
 pub enum RtoRestart {
     /// Also the retransmission of the segment at SND.UNA by loss recovery (fast
     /// retransmit, a partial ACK's retransmission, SACK's NextSeg()): the timer then
