@@ -764,6 +764,7 @@ def web(
 def tcp(
     variant: str | None = None,
     *,
+    congestion: str | None = None,
     mss: str | None = None,
     window: str | None = None,
     initial_window: str | None = None,
@@ -789,6 +790,11 @@ def tcp(
             the pipe). Default SACK: the seeds' "SACK-TCP" (ns-2's Sack1 agent), and Linux's
             default. [one of "reno", "newreno", "sack"; default "sack"; section RFC 5681
             3.2, RFC 6582, RFC 6675]
+        congestion: Congestion control, chosen apart from loss recovery (as in ns-3 and
+            Linux): how cwnd grows in congestion avoidance and what a congestion event sets
+            ssthresh to. "reno": one segment per window of data acknowledged, ssthresh =
+            max(FlightSize / 2, 2 SMSS). Default reno, the congestion control of the seeds'
+            TCPs. [one of "reno"; default "reno"; section RFC 5681 3.1]
         mss: Payload bytes of a full-sized segment (SMSS). Default 1460B: an Ethernet MTU of
             1500B less the IPv4 and TCP headers (40B). An IP datagram holds at most 65535B.
             [a size ("1500B", "64KB"); default "1460B"; range [1B, 65495B]; section RFC 5681

@@ -8,7 +8,7 @@ use dsim_core::sim::Simulation;
 use dsim_core::stats::Window;
 use dsim_core::time::SimTime;
 use dsim_core::transport::tcp::{
-    Counting, LogEntry, LogEvent, RtoRestart, RttParams, Sender, SenderParams, VariantKind,
+    CongestionKind, Counting, LogEntry, LogEvent, RtoRestart, RttParams, Sender, SenderParams, VariantKind,
 };
 
 fn build(toml: &str, seed: u64) -> Simulation {
@@ -618,6 +618,7 @@ fn timer_sender(variant: VariantKind, rto_restart: RtoRestart, iw: u64) -> Sende
         counting: Counting::Bytes,
         ecn: false,
         rtt: RttParams::default(),
+        congestion: CongestionKind::Reno,
         rto_restart,
     };
     let always = Window {

@@ -14,6 +14,8 @@
 //!   packet counting), RFC 6298 timer management, RFC 3168 ECN response, the send loop;
 //! - [`variant`] with [`reno`] (RFC 5681 3.2), [`newreno`] (RFC 6582) and [`sack`]
 //!   (RFC 6675 over RFC 2018), and the [`scoreboard`] of RFC 6675;
+//! - [`congestion`]: congestion avoidance and the ssthresh of congestion events, chosen
+//!   apart from loss recovery (Reno, RFC 5681 3.1);
 //! - [`rtt`]: the RFC 6298 estimator; [`receiver`]: reassembly, delayed ACKs, SACK blocks;
 //! - [`ranges`]: the small sorted range set the scoreboard and the receiver share;
 //! - this file: the connection that ties them to the application, the timers and the
@@ -27,6 +29,7 @@
 //! asked for, and an event that finds its deadline moved later re-arms itself instead of
 //! firing. Restarting the retransmission timer on every ACK therefore costs no event.
 
+pub mod congestion;
 pub mod newreno;
 pub mod ranges;
 pub mod receiver;
@@ -47,6 +50,7 @@ use crate::params::Params;
 use crate::stats::Window;
 use crate::time::{Duration, SimTime};
 
+pub use congestion::{Congestion, CongestionKind};
 pub use receiver::{AckPolicy, Receiver, ReceiverParams};
 pub use rtt::{RttEstimator, RttParams};
 pub use sender::{Counting, DATA_START, ISN, LogEntry, LogEvent, RtoRestart, Segment, Sender, SenderParams};
@@ -100,6 +104,7 @@ pub const SERIES_CAP: usize = 100_000;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpParams {
     pub variant: VariantKind,
+    pub congestion: CongestionKind,
     pub mss: u32,
     pub window: u32,
     /// IW in bytes.
@@ -341,6 +346,7 @@ impl TcpFlow {
             ecn: params.ecn,
             rtt: params.rtt,
             rto_restart: params.rto_restart,
+            congestion: params.congestion,
         };
         let rp = ReceiverParams {
             sack: params.variant == VariantKind::Sack,

@@ -12,6 +12,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use super::congestion::CongestionKind;
 use super::rtt::RttParams;
 use super::sender::{Counting, RtoRestart, SenderParams};
 use super::{HEADERS, SeriesMode, TcpParams, VariantKind};
@@ -33,6 +34,12 @@ pub struct TcpSpec {
     /// SACK: the seeds' "SACK-TCP" (ns-2's Sack1 agent), and Linux's default.
     #[param(section = "RFC 5681 3.2, RFC 6582, RFC 6675")]
     pub variant: VariantKind,
+    /// Congestion control, chosen apart from loss recovery (as in ns-3 and Linux): how
+    /// cwnd grows in congestion avoidance and what a congestion event sets ssthresh to.
+    /// "reno": one segment per window of data acknowledged, ssthresh = max(FlightSize / 2,
+    /// 2 SMSS). Default reno, the congestion control of the seeds' TCPs.
+    #[param(section = "RFC 5681 3.1")]
+    pub congestion: CongestionKind,
     /// Payload bytes of a full-sized segment (SMSS). Default 1460B: an Ethernet MTU of
     /// 1500B less the IPv4 and TCP headers (40B). An IP datagram holds at most 65535B.
     #[param(range = "[1B, 65495B]", section = "RFC 5681 2")]
@@ -99,6 +106,7 @@ impl Default for TcpSpec {
     fn default() -> Self {
         TcpSpec {
             variant: VariantKind::Sack,
+            congestion: CongestionKind::Reno,
             mss: Bytes(1460),
             window: Bytes(65_535),
             initial_window: None,
@@ -164,6 +172,7 @@ impl TcpSpec {
         }
         Ok(TcpParams {
             variant: self.variant,
+            congestion: self.congestion,
             mss,
             window: self.window.0 as u32,
             initial_window: self.initial_window(mss as u64, path)?,

@@ -1,0 +1,163 @@
+//! Congestion control, apart from loss recovery (as ns-3's `TcpCongestionOps` and Linux's
+//! `tcp_congestion_ops` are apart from their recovery state machines): how cwnd grows in
+//! congestion avoidance, and what ssthresh a congestion event sets. The loss-recovery
+//! variant ([`super::variant`]) decides when a loss starts a recovery and what cwnd does
+//! during it; the sender ([`super::sender`]) owns slow start, the timer, the ECN response
+//! and the send loop, and asks the congestion control at three points:
+//!
+//! ```text
+//! ACK of new data with cwnd >= ssthresh:   cwnd = avoid(cwnd, bytes counted)
+//! loss detected (fast retransmit), ECE,
+//! retransmission timeout:                  ssthresh = ssthresh(event)
+//! cwnd set by recovery, ECN or a timeout:  restart_count()
+//! ```
+//!
+//! - [`Reno`]: RFC 5681 section 3.1, congestion avoidance by byte counting (RFC 3465 2.1:
+//!   bytes_acked += N; when bytes_acked >= cwnd, bytes_acked -= cwnd and cwnd += SMSS) or
+//!   per ACK (RFC 5681 (3): cwnd += max(1, SMSS * SMSS / cwnd)); ssthresh = max(FlightSize
+//!   / 2, 2 SMSS) (RFC 5681 (4), RFC 3168 6.1.2).
+//!
+//! The choice is one enum matched at each call: no allocation, no indirect call.
+
+use serde::{Deserialize, Serialize};
+
+use super::sender::Counting;
+use crate::params::Params;
+use crate::time::{Duration, SimTime};
+
+/// Which congestion control a connection runs (`congestion = "reno"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, Params)]
+#[serde(rename_all = "lowercase")]
+pub enum CongestionKind {
+    #[default]
+    Reno,
+}
+
+impl CongestionKind {
+    pub fn build(self) -> Congestion {
+        match self {
+            CongestionKind::Reno => Congestion::Reno(Reno::default()),
+        }
+    }
+}
+
+/// What detected congestion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// Duplicate ACKs or SACK information: loss recovery starts.
+    Loss,
+    /// An ACK carrying ECN-Echo (RFC 3168 6.1.2).
+    Ecn,
+    /// The retransmission timer expired.
+    Timeout,
+}
+
+/// A congestion event as the sender sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Event {
+    pub signal: Signal,
+    pub now: SimTime,
+    /// cwnd before any reduction.
+    pub cwnd: u64,
+    /// FlightSize of RFC 5681: SND.MAX - SND.UNA.
+    pub flight: u64,
+    pub mss: u64,
+}
+
+/// An ACK of new data in congestion avoidance.
+#[derive(Clone, Copy, Debug)]
+pub struct Acked {
+    pub now: SimTime,
+    /// Bytes newly acknowledged.
+    pub bytes: u64,
+    pub mss: u64,
+    pub counting: Counting,
+    /// The sender's smoothed RTT (RFC 6298), once it has one.
+    pub srtt: Option<Duration>,
+}
+
+impl Acked {
+    /// What the ACK counts for: the bytes it acknowledges (byte counting) or one segment
+    /// (per-ACK counting).
+    pub fn counted(&self) -> u64 {
+        match self.counting {
+            Counting::Bytes => self.bytes,
+            Counting::Packets => self.mss,
+        }
+    }
+}
+
+/// A connection's congestion control and its state.
+#[derive(Clone, Debug)]
+pub enum Congestion {
+    Reno(Reno),
+}
+
+impl Default for Congestion {
+    fn default() -> Self {
+        Congestion::Reno(Reno::default())
+    }
+}
+
+impl Congestion {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Congestion::Reno(_) => "reno",
+        }
+    }
+
+    /// cwnd after an ACK of new data in congestion avoidance (cwnd >= ssthresh).
+    #[inline]
+    pub fn avoid(&mut self, cwnd: u64, a: &Acked) -> u64 {
+        match self {
+            Congestion::Reno(r) => r.avoid(cwnd, a),
+        }
+    }
+
+    /// The ssthresh a congestion event sets (the sender and the variant set cwnd from it).
+    pub fn ssthresh(&mut self, e: &Event) -> u64 {
+        match self {
+            Congestion::Reno(_) => reno_ssthresh(e),
+        }
+    }
+
+    /// cwnd was set by loss recovery, the ECN response or a timeout: counting towards the
+    /// next increase starts again.
+    pub fn restart_count(&mut self) {
+        match self {
+            Congestion::Reno(r) => r.bytes_acked = 0,
+        }
+    }
+}
+
+/// RFC 5681 (4): ssthresh = max(FlightSize / 2, 2 SMSS); RFC 3168 6.1.2 uses the same on ECE.
+pub fn reno_ssthresh(e: &Event) -> u64 {
+    (e.flight / 2).max(2 * e.mss)
+}
+
+/// Reno's congestion avoidance: one SMSS per window of data acknowledged.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reno {
+    /// RFC 3465 2.1's bytes_acked (byte counting only).
+    bytes_acked: u64,
+}
+
+impl Reno {
+    #[inline]
+    pub fn avoid(&mut self, cwnd: u64, a: &Acked) -> u64 {
+        match a.counting {
+            // RFC 5681 (3), per ACK.
+            Counting::Packets => cwnd + (a.mss * a.mss / cwnd).max(1),
+            // RFC 3465 2.1.
+            Counting::Bytes => {
+                self.bytes_acked += a.bytes;
+                if self.bytes_acked >= cwnd {
+                    self.bytes_acked -= cwnd;
+                    cwnd + a.mss
+                } else {
+                    cwnd
+                }
+            }
+        }
+    }
+}
