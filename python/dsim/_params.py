@@ -765,6 +765,7 @@ def tcp(
     variant: str | None = None,
     *,
     congestion: str | None = None,
+    cubic: dict[str, Any] | None = None,
     mss: str | None = None,
     window: str | None = None,
     initial_window: str | None = None,
@@ -793,8 +794,12 @@ def tcp(
         congestion: Congestion control, chosen apart from loss recovery (as in ns-3 and
             Linux): how cwnd grows in congestion avoidance and what a congestion event sets
             ssthresh to. "reno": one segment per window of data acknowledged, ssthresh =
-            max(FlightSize / 2, 2 SMSS). Default reno, the congestion control of the seeds'
-            TCPs. [one of "reno"; default "reno"; section RFC 5681 3.1]
+            max(FlightSize / 2, 2 SMSS) (RFC 5681 3.1); "cubic": the cubic window function
+            of RFC 9438 with its Reno-friendly region, ssthresh = 0.7 FlightSize (the
+            `cubic` table). Default reno, the congestion control of the seeds' TCPs. [one of
+            "reno", "cubic"; default "reno"; section RFC 5681 3.1, RFC 9438 4]
+        cubic: CUBIC's constants and options, with congestion = "cubic" only (RFC 9438's
+            values when absent). [a table (CubicSpec)]
         mss: Payload bytes of a full-sized segment (SMSS). Default 1460B: an Ethernet MTU of
             1500B less the IPv4 and TCP headers (40B). An IP datagram holds at most 65535B.
             [a size ("1500B", "64KB"); default "1460B"; range [1B, 65495B]; section RFC 5681
@@ -844,6 +849,38 @@ def tcp(
             ("10ms", above 0s) inside the measurement window, or at every "change" of cwnd
             or ssthresh. Default none. [a sampling interval ("10ms"), or "change" for every
             change]
+
+    Keys left at None are left out of the table: the core's default applies.
+    """
+    return _table(None, locals())
+
+
+def cubic(
+    *,
+    c: float | None = None,
+    beta: float | None = None,
+    fast_convergence: bool | None = None,
+    reno_friendly: bool | None = None,
+    rtt: str | None = None,
+) -> dict[str, Any]:
+    """`tcp.cubic`: the constants and options of CUBIC (used with `congestion = "cubic"`).
+
+    Document: RFC 9438.
+
+    Args:
+        c: C, the aggressiveness of the cubic increase, in segments / s^3 ("C SHOULD be set
+            to 0.4"). [a number; default 0.4; range (0, inf); section 5.1]
+        beta: beta_cubic, the multiplicative decrease factor ("SHOULD be set to 0.7"). [a
+            number; default 0.7; range (0, 1); section 4.6]
+        fast_convergence: Fast convergence: a congestion event below the last W_max lowers
+            W_max further (a SHOULD of the RFC; on in Linux and ns-3). [true or false;
+            default true; section 4.7]
+        reno_friendly: The Reno-friendly region: cwnd follows the Reno estimate W_est where
+            the cubic function is below it (a SHOULD of the RFC; ns-3.37 has none, Linux its
+            own estimate). [true or false; default true; section 4.3]
+        rtt: The RTT in target = W_cubic(t + RTT): "srtt", the smoothed RTT of RFC 6298 (the
+            RFC's), or "min", the smallest RTT sample (Linux's and ns-3's delay_min). [one
+            of "srtt", "min"; default "srtt"; section 4.2]
 
     Keys left at None are left out of the table: the core's default applies.
     """

@@ -12,7 +12,7 @@ use crate::packet::Color;
 use crate::sim::{DropSite, Simulation};
 use crate::stats::{Distribution, DropCause, Window};
 use crate::time::Duration;
-use crate::transport::tcp::TcpFlow;
+use crate::transport::tcp::{Congestion, TcpFlow};
 
 #[derive(Clone, Debug)]
 pub enum Column {
@@ -403,8 +403,14 @@ fn tcp_columns(f: &mut TableBuilder, tcp: Option<&TcpFlow>, w: &Window) {
     );
 }
 
-/// One row per recorded sample of each TCP flow that asked for a series.
+/// One row per recorded sample of each TCP flow that asked for a series; CUBIC's W_max and
+/// K when one of those flows runs CUBIC.
 fn series_table(sim: &Simulation, info: &RunInfo) -> Table {
+    let cubic = sim
+        .flows
+        .iter()
+        .filter_map(|f| f.tcp())
+        .any(|t| t.series.is_some() && matches!(t.sender.cc, Congestion::Cubic(_)));
     let mut b = TableBuilder::default();
     for flow in &sim.flows {
         let Some(series) = flow.tcp().and_then(|t| t.series.as_ref()) else {
@@ -419,6 +425,10 @@ fn series_table(sim: &Simulation, info: &RunInfo) -> Table {
             b.u("flight_bytes", r.flight);
             b.f("srtt_ms", r.srtt.map_or(f64::NAN, |d| d.as_millis_f64()));
             b.f("rto_ms", r.rto.as_millis_f64());
+            if cubic {
+                b.f("cubic_wmax_bytes", r.w_max);
+                b.f("cubic_k_s", r.k);
+            }
             b.end_row();
         }
     }

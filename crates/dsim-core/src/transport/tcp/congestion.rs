@@ -16,29 +16,24 @@
 //!   bytes_acked += N; when bytes_acked >= cwnd, bytes_acked -= cwnd and cwnd += SMSS) or
 //!   per ACK (RFC 5681 (3): cwnd += max(1, SMSS * SMSS / cwnd)); ssthresh = max(FlightSize
 //!   / 2, 2 SMSS) (RFC 5681 (4), RFC 3168 6.1.2).
+//! - [`Cubic`]: RFC 9438 ([`super::cubic`]).
 //!
 //! The choice is one enum matched at each call: no allocation, no indirect call.
 
 use serde::{Deserialize, Serialize};
 
+use super::cubic::{Cubic, CubicSpec};
 use super::sender::Counting;
 use crate::params::Params;
 use crate::time::{Duration, SimTime};
 
-/// Which congestion control a connection runs (`congestion = "reno"`).
+/// Which congestion control a connection runs (`congestion = "reno"`, `"cubic"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, Params)]
 #[serde(rename_all = "lowercase")]
 pub enum CongestionKind {
     #[default]
     Reno,
-}
-
-impl CongestionKind {
-    pub fn build(self) -> Congestion {
-        match self {
-            CongestionKind::Reno => Congestion::Reno(Reno::default()),
-        }
-    }
+    Cubic,
 }
 
 /// What detected congestion.
@@ -88,9 +83,10 @@ impl Acked {
 }
 
 /// A connection's congestion control and its state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Congestion {
     Reno(Reno),
+    Cubic(Cubic),
 }
 
 impl Default for Congestion {
@@ -100,9 +96,18 @@ impl Default for Congestion {
 }
 
 impl Congestion {
+    /// A new connection's congestion control of `kind` (CUBIC with `cubic`).
+    pub fn new(kind: CongestionKind, cubic: CubicSpec) -> Self {
+        match kind {
+            CongestionKind::Reno => Congestion::Reno(Reno::default()),
+            CongestionKind::Cubic => Congestion::Cubic(Cubic::new(cubic)),
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Congestion::Reno(_) => "reno",
+            Congestion::Cubic(_) => "cubic",
         }
     }
 
@@ -111,6 +116,7 @@ impl Congestion {
     pub fn avoid(&mut self, cwnd: u64, a: &Acked) -> u64 {
         match self {
             Congestion::Reno(r) => r.avoid(cwnd, a),
+            Congestion::Cubic(c) => c.avoid(cwnd, a),
         }
     }
 
@@ -118,6 +124,7 @@ impl Congestion {
     pub fn ssthresh(&mut self, e: &Event) -> u64 {
         match self {
             Congestion::Reno(_) => reno_ssthresh(e),
+            Congestion::Cubic(c) => c.ssthresh(e),
         }
     }
 
@@ -126,6 +133,30 @@ impl Congestion {
     pub fn restart_count(&mut self) {
         match self {
             Congestion::Reno(r) => r.bytes_acked = 0,
+            Congestion::Cubic(c) => c.restart_count(),
+        }
+    }
+
+    /// An RTT sample (RFC 6298) was taken.
+    #[inline]
+    pub fn rtt_sample(&mut self, r: Duration) {
+        if let Congestion::Cubic(c) = self {
+            c.rtt_sample(r);
+        }
+    }
+
+    /// New data leaves after `idle` with nothing outstanding (application-limited).
+    pub fn after_idle(&mut self, idle: Duration) {
+        if let Congestion::Cubic(c) = self {
+            c.after_idle(idle);
+        }
+    }
+
+    /// CUBIC's W_max (bytes) and K (s) of the current stage, NaN when undefined or not CUBIC.
+    pub fn cubic_state(&self) -> (f64, f64) {
+        match self {
+            Congestion::Cubic(c) => (c.w_max.unwrap_or(f64::NAN), c.k()),
+            _ => (f64::NAN, f64::NAN),
         }
     }
 }
@@ -136,7 +167,7 @@ pub fn reno_ssthresh(e: &Event) -> u64 {
 }
 
 /// Reno's congestion avoidance: one SMSS per window of data acknowledged.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Reno {
     /// RFC 3465 2.1's bytes_acked (byte counting only).
     bytes_acked: u64,

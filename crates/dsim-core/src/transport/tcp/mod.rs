@@ -15,7 +15,7 @@
 //! - [`variant`] with [`reno`] (RFC 5681 3.2), [`newreno`] (RFC 6582) and [`sack`]
 //!   (RFC 6675 over RFC 2018), and the [`scoreboard`] of RFC 6675;
 //! - [`congestion`]: congestion avoidance and the ssthresh of congestion events, chosen
-//!   apart from loss recovery (Reno, RFC 5681 3.1);
+//!   apart from loss recovery: Reno (RFC 5681 3.1) or [`cubic`] (RFC 9438);
 //! - [`rtt`]: the RFC 6298 estimator; [`receiver`]: reassembly, delayed ACKs, SACK blocks;
 //! - [`ranges`]: the small sorted range set the scoreboard and the receiver share;
 //! - this file: the connection that ties them to the application, the timers and the
@@ -30,6 +30,7 @@
 //! firing. Restarting the retransmission timer on every ACK therefore costs no event.
 
 pub mod congestion;
+pub mod cubic;
 pub mod newreno;
 pub mod ranges;
 pub mod receiver;
@@ -51,6 +52,7 @@ use crate::stats::Window;
 use crate::time::{Duration, SimTime};
 
 pub use congestion::{Congestion, CongestionKind};
+pub use cubic::{CubicRtt, CubicSpec};
 pub use receiver::{AckPolicy, Receiver, ReceiverParams};
 pub use rtt::{RttEstimator, RttParams};
 pub use sender::{Counting, DATA_START, ISN, LogEntry, LogEvent, RtoRestart, Segment, Sender, SenderParams};
@@ -104,7 +106,8 @@ pub const SERIES_CAP: usize = 100_000;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpParams {
     pub variant: VariantKind,
-    pub congestion: CongestionKind,
+    /// The congestion control in its initial state.
+    pub congestion: Congestion,
     pub mss: u32,
     pub window: u32,
     /// IW in bytes.
@@ -267,7 +270,7 @@ pub struct TcpStats {
 }
 
 /// One row of the series table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SeriesRow {
     pub t: SimTime,
     pub cwnd: u64,
@@ -275,6 +278,9 @@ pub struct SeriesRow {
     pub flight: u64,
     pub srtt: Option<Duration>,
     pub rto: Duration,
+    /// CUBIC's W_max in bytes and the K of its current stage in seconds (NaN otherwise).
+    pub w_max: f64,
+    pub k: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -757,6 +763,7 @@ impl TcpFlow {
     }
 
     fn sample(&mut self, now: SimTime) {
+        let (w_max, k) = self.sender.cc.cubic_state();
         let row = SeriesRow {
             t: now,
             cwnd: self.sender.cwnd,
@@ -764,6 +771,8 @@ impl TcpFlow {
             flight: self.sender.flight_size(),
             srtt: self.sender.rtt.srtt(),
             rto: self.sender.rtt.rto(),
+            w_max,
+            k,
         };
         if let Some(s) = &mut self.series {
             s.last = Some((row.cwnd, row.ssthresh));

@@ -44,7 +44,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::congestion::{Acked, Congestion, CongestionKind, Event, Signal};
+use super::congestion::{Acked, Congestion, Event, Signal};
 use super::rtt::{RttEstimator, RttParams};
 use super::variant::{LossRecovery, Variant};
 use crate::params::Params;
@@ -82,7 +82,7 @@ pub enum RtoRestart {
     OnNewAck,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SenderParams {
     /// SMSS: payload bytes of a full-sized segment.
     pub mss: u64,
@@ -95,8 +95,9 @@ pub struct SenderParams {
     pub ecn: bool,
     pub rtt: RttParams,
     pub rto_restart: RtoRestart,
-    /// Congestion avoidance and the ssthresh of congestion events ([`super::congestion`]).
-    pub congestion: CongestionKind,
+    /// Congestion avoidance and the ssthresh of congestion events ([`super::congestion`]),
+    /// in its initial state.
+    pub congestion: Congestion,
 }
 
 impl SenderParams {
@@ -230,7 +231,7 @@ impl Sender {
             dupacks: 0,
             in_recovery: false,
             variant,
-            cc: params.congestion.build(),
+            cc: params.congestion,
             rtt: RttEstimator::new(params.rtt),
             rto_deadline: None,
             keep_timer: false,
@@ -441,6 +442,7 @@ impl Sender {
 
     fn take_rtt_sample(&mut self, r: u64) {
         self.rtt.sample(crate::time::Duration(r));
+        self.cc.rtt_sample(crate::time::Duration(r));
         if self.counting() {
             self.counters.rtt_samples += 1;
             self.counters.rtt_sum_ns += r as u128;
@@ -607,13 +609,8 @@ impl Sender {
         if !self.established {
             return;
         }
-        // RFC 5681 4.1: restart window after an idle period longer than RTO.
-        if self.snd_una == self.snd_max
-            && self.snd_max > DATA_START
-            && self.snd_nxt < self.app_end
-            && now.saturating_sub(self.last_send) > self.rtt.rto()
-        {
-            self.cwnd = self.cwnd.min(self.params.initial_window);
+        if self.snd_una == self.snd_max && self.snd_max > DATA_START && self.snd_nxt < self.app_end {
+            self.restart_after_idle(now);
         }
         if self.in_recovery {
             self.send_in_recovery();
@@ -623,6 +620,20 @@ impl Sender {
         // receiver is known to hold.
         while let Some(seg) = self.window_segment(|q| self.variant.sacked_end(q)) {
             self.emit(seg);
+        }
+    }
+
+    /// New data is about to leave with nothing outstanding: the connection was idle since
+    /// its last send (application-limited).
+    #[cold]
+    fn restart_after_idle(&mut self, now: SimTime) {
+        let idle = now.saturating_sub(self.last_send);
+        if idle > crate::time::Duration::ZERO {
+            self.cc.after_idle(idle);
+        }
+        // RFC 5681 4.1: restart window after an idle period longer than RTO.
+        if idle > self.rtt.rto() {
+            self.cwnd = self.cwnd.min(self.params.initial_window);
         }
     }
 
@@ -751,7 +762,7 @@ mod tests {
             ecn,
             rtt: RttParams::default(),
             rto_restart: RtoRestart::default(),
-            congestion: CongestionKind::Reno,
+            congestion: Congestion::default(),
         };
         let w = Window {
             start: SimTime::ZERO,

@@ -12,7 +12,8 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::congestion::CongestionKind;
+use super::congestion::{Congestion, CongestionKind};
+use super::cubic::CubicSpec;
 use super::rtt::RttParams;
 use super::sender::{Counting, RtoRestart, SenderParams};
 use super::{HEADERS, SeriesMode, TcpParams, VariantKind};
@@ -37,9 +38,15 @@ pub struct TcpSpec {
     /// Congestion control, chosen apart from loss recovery (as in ns-3 and Linux): how
     /// cwnd grows in congestion avoidance and what a congestion event sets ssthresh to.
     /// "reno": one segment per window of data acknowledged, ssthresh = max(FlightSize / 2,
-    /// 2 SMSS). Default reno, the congestion control of the seeds' TCPs.
-    #[param(section = "RFC 5681 3.1")]
+    /// 2 SMSS) (RFC 5681 3.1); "cubic": the cubic window function of RFC 9438 with its
+    /// Reno-friendly region, ssthresh = 0.7 FlightSize (the `cubic` table). Default reno,
+    /// the congestion control of the seeds' TCPs.
+    #[param(section = "RFC 5681 3.1, RFC 9438 4")]
     pub congestion: CongestionKind,
+    /// CUBIC's constants and options, with congestion = "cubic" only (RFC 9438's values
+    /// when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cubic: Option<CubicSpec>,
     /// Payload bytes of a full-sized segment (SMSS). Default 1460B: an Ethernet MTU of
     /// 1500B less the IPv4 and TCP headers (40B). An IP datagram holds at most 65535B.
     #[param(range = "[1B, 65495B]", section = "RFC 5681 2")]
@@ -107,6 +114,7 @@ impl Default for TcpSpec {
         TcpSpec {
             variant: VariantKind::Sack,
             congestion: CongestionKind::Reno,
+            cubic: None,
             mss: Bytes(1460),
             window: Bytes(65_535),
             initial_window: None,
@@ -172,7 +180,7 @@ impl TcpSpec {
         }
         Ok(TcpParams {
             variant: self.variant,
-            congestion: self.congestion,
+            congestion: self.congestion(path)?,
             mss,
             window: self.window.0 as u32,
             initial_window: self.initial_window(mss as u64, path)?,
@@ -185,6 +193,18 @@ impl TcpSpec {
             handshake: self.handshake,
             series: self.series(path)?,
         })
+    }
+
+    /// The congestion control, with its table when it has one.
+    fn congestion(&self, path: &KeyPath) -> Result<Congestion> {
+        if self.cubic.is_some() && self.congestion != CongestionKind::Cubic {
+            return Err(ConfigError::new(
+                path.key("cubic"),
+                None,
+                "the cubic table configures congestion = \"cubic\": choose it, or leave the table out",
+            ));
+        }
+        Ok(Congestion::new(self.congestion, self.cubic.unwrap_or_default()))
     }
 
     /// IW in bytes: as configured, or RFC 5681 (1).
@@ -347,6 +367,25 @@ mod tests {
     }
 
     #[test]
+    fn congestion_control_and_its_table() {
+        let cubic: TcpSpec = toml::from_str("congestion = \"cubic\"\ncubic = { beta = 0.8 }").unwrap();
+        let Congestion::Cubic(c) = params(&cubic).unwrap().congestion else {
+            panic!("cubic")
+        };
+        assert_eq!((c.spec.beta, c.spec.c, c.spec.fast_convergence), (0.8, 0.4, true));
+        // Without its table, RFC 9438's constants.
+        let plain: TcpSpec = toml::from_str("congestion = \"cubic\"").unwrap();
+        let Congestion::Cubic(c) = params(&plain).unwrap().congestion else {
+            panic!("cubic")
+        };
+        assert_eq!(c.spec, CubicSpec::default());
+        assert!(matches!(
+            params(&TcpSpec::default()).unwrap().congestion,
+            Congestion::Reno(_)
+        ));
+    }
+
+    #[test]
     fn every_default_is_what_a_table_without_keys_reads() {
         let read: TcpSpec = toml::from_str("").unwrap();
         assert_eq!(read, TcpSpec::default());
@@ -357,7 +396,7 @@ mod tests {
 
     #[test]
     fn rules_name_the_key_the_value_and_the_rule() {
-        let cases: [(TcpSpec, &str, &str); 7] = [
+        let cases: [(TcpSpec, &str, &str); 9] = [
             (
                 TcpSpec {
                     mss: Bytes(0),
@@ -415,12 +454,32 @@ mod tests {
                 "tcp.series",
                 "longer than 0s",
             ),
+            (
+                TcpSpec {
+                    cubic: Some(CubicSpec::default()),
+                    ..Default::default()
+                },
+                "tcp.cubic",
+                "configures congestion = \"cubic\"",
+            ),
+            (
+                TcpSpec {
+                    congestion: CongestionKind::Cubic,
+                    cubic: Some(CubicSpec {
+                        beta: 1.0,
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                },
+                "tcp.cubic.beta",
+                "beta must lie in (0, 1)",
+            ),
         ];
         for (spec, key, rule) in cases {
             let e = params(&spec).unwrap_err();
             assert_eq!(e.path.to_string(), key, "{e}");
             assert!(e.rule.contains(rule), "{e}");
-            assert!(e.value.is_some(), "{e}");
+            assert!(e.value.is_some() || key == "tcp.cubic", "{e}");
         }
     }
 }
