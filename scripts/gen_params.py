@@ -80,6 +80,7 @@ BUILDERS: dict[str, Builder] = {
     "web": Builder("WebSpec", "web", ("response", "think", "request")),
     "tcp": Builder("TcpSpec", None, ("variant",)),
     "cubic": Builder("CubicSpec", None, ()),
+    "dctcp": Builder("DctcpSpec", None, ()),
     "constant": Builder("ConstantDist<Bytes>", "constant", ("value",)),
     "exponential": Builder("ExponentialDist<Bytes>", "exponential", ("mean", "max")),
     "pareto": Builder("ParetoDist<Bytes>", "pareto", ("mean", "shape", "max")),

@@ -22,6 +22,7 @@ def droptail(
     limit: str | None = None,
     *,
     overshoot: bool | None = None,
+    mark_threshold: str | None = None,
 ) -> dict[str, Any]:
     """`type = "droptail"`: a FIFO queue that refuses what does not fit under its limit. The
     queue of every port that does not say otherwise.
@@ -33,6 +34,9 @@ def droptail(
             `limit` bytes, so that it may end less than one packet above it (dummynet's
             rule); false: the packet must fit (ns-2, Linux bfifo). [true or false; default
             false]
+        mark_threshold: Step marking for DCTCP (RFC 8257 3.1): an ECN-capable packet that
+            finds more than this many packets ("20p") or bytes queued is marked CE. None by
+            default. [packets ("100p") or bytes ("64KB"); range [0, inf)]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -45,6 +49,7 @@ def red(
     max_th: str,
     *,
     ecn: bool | None = None,
+    mark_threshold: str | None = None,
     series: str | None = None,
     max_p: float | None = None,
     wq: float | None = None,
@@ -68,6 +73,10 @@ def red(
             gentle mode). [packets ("100p") or bytes ("64KB"); required; section 4]
         ecn: Mark ECN-capable packets CE on an early verdict instead of dropping them (RFC
             3168); forced verdicts always drop. [true or false; default false]
+        mark_threshold: Step marking for DCTCP (RFC 8257 3.1): an ECN-capable packet that
+            finds more than this many packets ("20p") or bytes queued is marked CE, and then
+            not dropped early; none by default (see `droptail`). [packets ("100p") or bytes
+            ("64KB"); range [0, inf)]
         series: Record the average and the instantaneous queue every this long (the
             `queue_series` table). [a time ("10ms"); range (0, inf)]
         max_p: Drop probability when the average reaches max_th. [a number; default 0.1;
@@ -766,6 +775,7 @@ def tcp(
     *,
     congestion: str | None = None,
     cubic: dict[str, Any] | None = None,
+    dctcp: dict[str, Any] | None = None,
     mss: str | None = None,
     window: str | None = None,
     initial_window: str | None = None,
@@ -796,10 +806,15 @@ def tcp(
             ssthresh to. "reno": one segment per window of data acknowledged, ssthresh =
             max(FlightSize / 2, 2 SMSS) (RFC 5681 3.1); "cubic": the cubic window function
             of RFC 9438 with its Reno-friendly region, ssthresh = 0.7 FlightSize (the
-            `cubic` table). Default reno, the congestion control of the seeds' TCPs. [one of
-            "reno", "cubic"; default "reno"; section RFC 5681 3.1, RFC 9438 4]
+            `cubic` table); "dctcp": Reno, but an ECN-Echo scales cwnd by 1 - Alpha / 2,
+            Alpha the estimated fraction of bytes marked (RFC 8257; needs ecn = true and
+            queues that mark, `mark_threshold`; the `dctcp` table). Default reno, the
+            congestion control of the seeds' TCPs. [one of "reno", "cubic", "dctcp"; default
+            "reno"; section RFC 5681 3.1, RFC 9438 4, RFC 8257 3]
         cubic: CUBIC's constants and options, with congestion = "cubic" only (RFC 9438's
             values when absent). [a table (CubicSpec)]
+        dctcp: DCTCP's estimator, with congestion = "dctcp" only (RFC 8257's values when
+            absent). [a table (DctcpSpec)]
         mss: Payload bytes of a full-sized segment (SMSS). Default 1460B: an Ethernet MTU of
             1500B less the IPv4 and TCP headers (40B). An IP datagram holds at most 65535B.
             [a size ("1500B", "64KB"); default "1460B"; range [1B, 65495B]; section RFC 5681
@@ -881,6 +896,29 @@ def cubic(
         rtt: The RTT in target = W_cubic(t + RTT): "srtt", the smoothed RTT of RFC 6298 (the
             RFC's), or "min", the smallest RTT sample (Linux's and ns-3's delay_min). [one
             of "srtt", "min"; default "srtt"; section 4.2]
+
+    Keys left at None are left out of the table: the core's default applies.
+    """
+    return _table(None, locals())
+
+
+def dctcp(
+    *,
+    g: float | None = None,
+    initial_alpha: float | None = None,
+) -> dict[str, Any]:
+    """`tcp.dctcp`: the estimator of DCTCP (used with `congestion = "dctcp"`, which needs `ecn
+    = true`).
+
+    Document: RFC 8257.
+
+    Args:
+        g: g, the weight of the newest observation window in the estimate Alpha of the
+            fraction of bytes marked. Default 1/16, the RFC's value (Linux's dctcp_shift_g =
+            4, ns-3's DctcpShiftG). [a number; default 0.0625; range (0, 1]; section 3.3]
+        initial_alpha: Alpha before the first observation window ends. Default 1, as the RFC
+            initializes it (Linux's dctcp_alpha_on_init and ns-3's DctcpAlphaOnInit too). [a
+            number; default 1.0; range [0, 1]; section 3.3]
 
     Keys left at None are left out of the table: the core's default applies.
     """

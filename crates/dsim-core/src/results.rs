@@ -12,7 +12,7 @@ use crate::packet::Color;
 use crate::sim::{DropSite, Simulation};
 use crate::stats::{Distribution, DropCause, Window};
 use crate::time::Duration;
-use crate::transport::tcp::{Congestion, TcpFlow};
+use crate::transport::tcp::TcpFlow;
 
 #[derive(Clone, Debug)]
 pub enum Column {
@@ -404,13 +404,15 @@ fn tcp_columns(f: &mut TableBuilder, tcp: Option<&TcpFlow>, w: &Window) {
 }
 
 /// One row per recorded sample of each TCP flow that asked for a series; CUBIC's W_max and
-/// K when one of those flows runs CUBIC.
+/// K when one of those flows runs CUBIC, DCTCP's Alpha when one runs DCTCP.
 fn series_table(sim: &Simulation, info: &RunInfo) -> Table {
-    let cubic = sim
-        .flows
-        .iter()
-        .filter_map(|f| f.tcp())
-        .any(|t| t.series.is_some() && matches!(t.sender.cc, Congestion::Cubic(_)));
+    let recorded = |kind: &str| {
+        sim.flows
+            .iter()
+            .filter_map(|f| f.tcp())
+            .any(|t| t.series.is_some() && t.sender.cc.name() == kind)
+    };
+    let (cubic, dctcp) = (recorded("cubic"), recorded("dctcp"));
     let mut b = TableBuilder::default();
     for flow in &sim.flows {
         let Some(series) = flow.tcp().and_then(|t| t.series.as_ref()) else {
@@ -428,6 +430,9 @@ fn series_table(sim: &Simulation, info: &RunInfo) -> Table {
             if cubic {
                 b.f("cubic_wmax_bytes", r.w_max);
                 b.f("cubic_k_s", r.k);
+            }
+            if dctcp {
+                b.f("dctcp_alpha", r.alpha);
             }
             b.end_row();
         }

@@ -1205,3 +1205,42 @@ fn cubic_through_the_simulation_one_drop() {
     assert!((e.k - 16.5f64.cbrt()).abs() < 1e-12);
     assert_eq!(counters(&sim), (1, 1, 0));
 }
+
+// ---------------------------------------------------------------------------------------
+// DCTCP (RFC 8257) with step marking.
+
+/// The bottleneck's (mean queue in packets, drops, CE marks) and the goodput of both flows
+/// of `dumbbell` with `tcp` for each flow and `queue` at the bottleneck.
+fn marked_dumbbell(queue: &str, tcp: &str, seed: u64) -> (f64, u64, u64, f64) {
+    let toml = dumbbell("8ms", "8ms", queue, "sack", "40s").replace(
+        "tcp = { variant = \"sack\", window = \"1MB\" }",
+        &format!("tcp = {{ variant = \"sack\", window = \"1MB\", {tcp} }}"),
+    );
+    let sim = run(&toml, seed);
+    let port = sim.net.ports.iter().find(|p| p.name == "R1->R2").unwrap();
+    let c = &port.stats[0];
+    let goodput = goodput_bps(&sim, 0) + goodput_bps(&sim, 1);
+    (c.mean_len(&sim.window).0, c.drops.total_pkts(), c.marks_pkts, goodput)
+}
+
+#[test]
+fn dctcp_holds_the_queue_near_k_without_loss_and_keeps_the_link_busy() {
+    // Two flows, 28 ms of propagation round trip through 10 Mbit/s: a bandwidth-delay
+    // product of 23 packets. K = 5 packets, about BDP / 5 (the DCTCP paper's rule for full
+    // throughput is K > BDP / 7); the buffer (200 packets) is never reached. RFC 8257
+    // section 1: DCTCP reacts in proportion to the extent of congestion, so the queue
+    // stays short and the link busy; Reno with the same marks halves on each (RFC 3168)
+    // and, with K below the BDP, leaves the link idle after each halving.
+    let q = "{ type = \"droptail\", limit = \"200p\", mark_threshold = \"5p\" }";
+    let line = 10e6 * 1460.0 / 1500.0;
+    for seed in [1, 2] {
+        let (dq, ddrops, dmarks, dgood) = marked_dumbbell(q, "congestion = \"dctcp\", ecn = true", seed);
+        let (_, rdrops, rmarks, rgood) = marked_dumbbell(q, "ecn = true", seed);
+        assert_eq!((ddrops, rdrops), (0, 0), "marks, no drops");
+        assert!(dmarks > 0 && rmarks > 0);
+        assert!(dgood > 0.95 * line, "seed {seed}: DCTCP {dgood:.0}");
+        assert!(dgood > rgood, "seed {seed}: DCTCP {dgood:.0}, Reno {rgood:.0}");
+        // Marks from 6 packets on; the queue averages a few packets around K.
+        assert!((2.0..=12.0).contains(&dq), "seed {seed}: mean queue {dq:.2}");
+    }
+}

@@ -194,7 +194,9 @@ pub(crate) fn count_as_f64(n: u64) -> f64 {
 
 /// The queue's decision on an arriving packet given the policy's `congestion` verdict: an
 /// early verdict drops it, or marks it CE with `ecn` on and an ECN-capable packet; a
-/// forced verdict drops it; else it joins `fifo` if the physical limit takes it.
+/// forced verdict drops it; else it joins `fifo` if the physical limit takes it. An
+/// ECN-capable packet above `fifo`'s marking threshold is marked (DCTCP's step marking)
+/// and not dropped early.
 #[inline]
 fn admit(
     fifo: &mut DropTailQueue,
@@ -204,9 +206,10 @@ fn admit(
     congestion: Congestion,
     ctx: &mut QueueCtx,
 ) -> Verdict {
+    let step = pkt.ecn_capable && fifo.marks_arrival();
     let mark = match congestion {
-        Congestion::None => false,
-        Congestion::Early if ecn && pkt.ecn_capable => true,
+        Congestion::None => step,
+        Congestion::Early if step || (ecn && pkt.ecn_capable) => true,
         Congestion::Early => return Verdict::Drop(DropCause::Early),
         Congestion::Forced => return Verdict::Drop(DropCause::Forced),
     };

@@ -17,23 +17,30 @@
 //!   per ACK (RFC 5681 (3): cwnd += max(1, SMSS * SMSS / cwnd)); ssthresh = max(FlightSize
 //!   / 2, 2 SMSS) (RFC 5681 (4), RFC 3168 6.1.2).
 //! - [`Cubic`]: RFC 9438 ([`super::cubic`]).
+//! - [`Dctcp`]: RFC 8257 ([`super::dctcp`]): Reno's growth and loss response, and on ECE
+//!   a reduction by the estimated fraction of bytes marked; it sees every ACK
+//!   ([`Congestion::on_ack`]).
 //!
 //! The choice is one enum matched at each call: no allocation, no indirect call.
 
 use serde::{Deserialize, Serialize};
 
 use super::cubic::{Cubic, CubicSpec};
+use super::dctcp::{Dctcp, DctcpSpec};
 use super::sender::Counting;
+use super::sender::DATA_START;
 use crate::params::Params;
 use crate::time::{Duration, SimTime};
 
-/// Which congestion control a connection runs (`congestion = "reno"`, `"cubic"`).
+/// Which congestion control a connection runs (`congestion = "reno"`, `"cubic"`,
+/// `"dctcp"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, Params)]
 #[serde(rename_all = "lowercase")]
 pub enum CongestionKind {
     #[default]
     Reno,
     Cubic,
+    Dctcp,
 }
 
 /// What detected congestion.
@@ -87,6 +94,7 @@ impl Acked {
 pub enum Congestion {
     Reno(Reno),
     Cubic(Cubic),
+    Dctcp(Dctcp),
 }
 
 impl Default for Congestion {
@@ -96,11 +104,13 @@ impl Default for Congestion {
 }
 
 impl Congestion {
-    /// A new connection's congestion control of `kind` (CUBIC with `cubic`).
-    pub fn new(kind: CongestionKind, cubic: CubicSpec) -> Self {
+    /// A new connection's congestion control of `kind` (CUBIC with `cubic`, DCTCP with
+    /// `dctcp`).
+    pub fn new(kind: CongestionKind, cubic: CubicSpec, dctcp: DctcpSpec) -> Self {
         match kind {
             CongestionKind::Reno => Congestion::Reno(Reno::default()),
             CongestionKind::Cubic => Congestion::Cubic(Cubic::new(cubic)),
+            CongestionKind::Dctcp => Congestion::Dctcp(Dctcp::new(dctcp, DATA_START)),
         }
     }
 
@@ -108,6 +118,7 @@ impl Congestion {
         match self {
             Congestion::Reno(_) => "reno",
             Congestion::Cubic(_) => "cubic",
+            Congestion::Dctcp(_) => "dctcp",
         }
     }
 
@@ -117,6 +128,7 @@ impl Congestion {
         match self {
             Congestion::Reno(r) => r.avoid(cwnd, a),
             Congestion::Cubic(c) => c.avoid(cwnd, a),
+            Congestion::Dctcp(d) => d.reno.avoid(cwnd, a),
         }
     }
 
@@ -125,6 +137,7 @@ impl Congestion {
         match self {
             Congestion::Reno(_) => reno_ssthresh(e),
             Congestion::Cubic(c) => c.ssthresh(e),
+            Congestion::Dctcp(d) => d.ssthresh(e),
         }
     }
 
@@ -134,6 +147,16 @@ impl Congestion {
         match self {
             Congestion::Reno(r) => r.bytes_acked = 0,
             Congestion::Cubic(c) => c.restart_count(),
+            Congestion::Dctcp(d) => d.reno.bytes_acked = 0,
+        }
+    }
+
+    /// Every ACK, before the sender reacts to it: `acked` bytes newly acknowledged
+    /// cumulatively, its ECE flag, its ACK number and SND.NXT (DCTCP's estimator).
+    #[inline]
+    pub fn on_ack(&mut self, acked: u64, ece: bool, ack: u64, snd_nxt: u64) {
+        if let Congestion::Dctcp(d) = self {
+            d.on_ack(acked, ece, ack, snd_nxt);
         }
     }
 
@@ -149,6 +172,14 @@ impl Congestion {
     pub fn after_idle(&mut self, idle: Duration) {
         if let Congestion::Cubic(c) = self {
             c.after_idle(idle);
+        }
+    }
+
+    /// DCTCP's estimate Alpha (NaN for the others).
+    pub fn dctcp_alpha(&self) -> f64 {
+        match self {
+            Congestion::Dctcp(d) => d.alpha,
+            _ => f64::NAN,
         }
     }
 
@@ -170,7 +201,7 @@ pub fn reno_ssthresh(e: &Event) -> u64 {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Reno {
     /// RFC 3465 2.1's bytes_acked (byte counting only).
-    bytes_acked: u64,
+    pub bytes_acked: u64,
 }
 
 impl Reno {

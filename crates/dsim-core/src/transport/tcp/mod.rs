@@ -15,7 +15,8 @@
 //! - [`variant`] with [`reno`] (RFC 5681 3.2), [`newreno`] (RFC 6582) and [`sack`]
 //!   (RFC 6675 over RFC 2018), and the [`scoreboard`] of RFC 6675;
 //! - [`congestion`]: congestion avoidance and the ssthresh of congestion events, chosen
-//!   apart from loss recovery: Reno (RFC 5681 3.1) or [`cubic`] (RFC 9438);
+//!   apart from loss recovery: Reno (RFC 5681 3.1), [`cubic`] (RFC 9438) or [`dctcp`]
+//!   (RFC 8257);
 //! - [`rtt`]: the RFC 6298 estimator; [`receiver`]: reassembly, delayed ACKs, SACK blocks;
 //! - [`ranges`]: the small sorted range set the scoreboard and the receiver share;
 //! - this file: the connection that ties them to the application, the timers and the
@@ -31,6 +32,7 @@
 
 pub mod congestion;
 pub mod cubic;
+pub mod dctcp;
 pub mod newreno;
 pub mod ranges;
 pub mod receiver;
@@ -53,7 +55,8 @@ use crate::time::{Duration, SimTime};
 
 pub use congestion::{Congestion, CongestionKind};
 pub use cubic::{CubicRtt, CubicSpec};
-pub use receiver::{AckPolicy, Receiver, ReceiverParams};
+pub use dctcp::DctcpSpec;
+pub use receiver::{AckPolicy, EcnEcho, Receiver, ReceiverParams};
 pub use rtt::{RttEstimator, RttParams};
 pub use sender::{Counting, DATA_START, ISN, LogEntry, LogEvent, RtoRestart, Segment, Sender, SenderParams};
 pub use spec::{DelayedAckSpec, SeriesSpec, TcpSpec};
@@ -281,6 +284,8 @@ pub struct SeriesRow {
     /// CUBIC's W_max in bytes and the K of its current stage in seconds (NaN otherwise).
     pub w_max: f64,
     pub k: f64,
+    /// DCTCP's Alpha (NaN otherwise).
+    pub alpha: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -359,6 +364,10 @@ impl TcpFlow {
             max_blocks: params.sack_blocks,
             delayed_ack: params.delayed_ack,
             window: params.window,
+            echo: match params.congestion {
+                Congestion::Dctcp(_) => EcnEcho::Dctcp,
+                _ => EcnEcho::Rfc3168,
+            },
         };
         TcpFlow {
             flow,
@@ -481,6 +490,11 @@ impl TcpFlow {
             return;
         }
         if len > 0 {
+            if self.receiver.acks_before(ce) {
+                // RFC 8257 3.2: the delayed ACK of the segments before this one, with their
+                // CE state, before the state changes.
+                self.send_reverse(io, 0);
+            }
             let arrival = self.receiver.on_segment(seq, len, ce, flags & tcp_flags::CWR != 0);
             if arrival.delivered > 0 && self.window.contains(now) {
                 self.stats.goodput_bytes += arrival.delivered;
@@ -773,6 +787,7 @@ impl TcpFlow {
             rto: self.sender.rtt.rto(),
             w_max,
             k,
+            alpha: self.sender.cc.dctcp_alpha(),
         };
         if let Some(s) = &mut self.series {
             s.last = Some((row.cwnd, row.ssthresh));

@@ -401,8 +401,10 @@ impl Sender {
                 }
             }
         }
+        let ece = ece && self.params.ecn;
+        self.cc.on_ack(acked, ece, ack, self.snd_nxt);
         self.ece_reduced = false;
-        if ece && self.params.ecn {
+        if ece {
             self.on_ece();
         }
         self.keep_timer = false;
@@ -853,5 +855,38 @@ mod tests {
         let high = s.snd_max;
         ack(&mut s, 20, high, true);
         assert_eq!(s.counters.ecn_reductions, 2);
+    }
+
+    #[test]
+    fn dctcp_reduces_by_half_alpha_once_per_window() {
+        // RFC 8257 3.3-3.4, Alpha = 1 and g = 1/16 at the start, ten segments out (1-10001).
+        use crate::transport::tcp::dctcp::{Dctcp, DctcpSpec};
+        let mut s = sender(Counting::Bytes, true, 10);
+        s.cc = Congestion::Dctcp(Dctcp::new(DctcpSpec::default(), DATA_START));
+        let alpha = |s: &Sender| s.cc.dctcp_alpha();
+        // ACK 1001 passes WindowEnd (SND.UNA = 1): M = 0, Alpha = 15/16; the next window
+        // ends at SND.NXT = 10001. Slow start: cwnd 11000.
+        ack(&mut s, 10, 1001, false);
+        assert_eq!((alpha(&s), s.cwnd), (0.9375, 11_000));
+        // ACK 2001 with ECE: cwnd = 11000 (1 - 0.9375 / 2) = 5843.75 -> 5844 = ssthresh.
+        ack(&mut s, 11, 2001, true);
+        assert_eq!((s.cwnd, s.ssthresh), (5844, 5844));
+        // ACK 3001 with ECE falls in the same window of data: no second reduction.
+        let before = s.cwnd;
+        ack(&mut s, 12, 3001, true);
+        assert_eq!((s.cwnd, s.counters.ecn_reductions), (before, 1));
+        // ACKs 4001 ... 11001 unmarked; 11001 passes WindowEnd 10001: of 10000 bytes
+        // acknowledged since, 2000 were marked: M = 0.2, Alpha = 0.9375 (15/16) + 0.2 / 16.
+        for (i, a) in (4001..=11_001).step_by(1000).enumerate() {
+            ack(&mut s, 13 + i as u64, a, false);
+        }
+        let want = 0.9375 * 15.0 / 16.0 + 0.2 / 16.0;
+        assert!((alpha(&s) - want).abs() < 1e-15, "{}", alpha(&s));
+        // Beyond the window of the first reduction (RFC 3168's recover point, SND.MAX
+        // then: 12001), ECE reduces again, by Alpha / 2.
+        let before = s.cwnd;
+        ack(&mut s, 30, 12_001, true);
+        assert_eq!(s.counters.ecn_reductions, 2);
+        assert_eq!(s.cwnd, (before as f64 * (1.0 - want / 2.0)).round() as u64);
     }
 }

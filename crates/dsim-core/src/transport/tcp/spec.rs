@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::congestion::{Congestion, CongestionKind};
 use super::cubic::CubicSpec;
+use super::dctcp::DctcpSpec;
 use super::rtt::RttParams;
 use super::sender::{Counting, RtoRestart, SenderParams};
 use super::{HEADERS, SeriesMode, TcpParams, VariantKind};
@@ -39,14 +40,19 @@ pub struct TcpSpec {
     /// cwnd grows in congestion avoidance and what a congestion event sets ssthresh to.
     /// "reno": one segment per window of data acknowledged, ssthresh = max(FlightSize / 2,
     /// 2 SMSS) (RFC 5681 3.1); "cubic": the cubic window function of RFC 9438 with its
-    /// Reno-friendly region, ssthresh = 0.7 FlightSize (the `cubic` table). Default reno,
-    /// the congestion control of the seeds' TCPs.
-    #[param(section = "RFC 5681 3.1, RFC 9438 4")]
+    /// Reno-friendly region, ssthresh = 0.7 FlightSize (the `cubic` table); "dctcp": Reno,
+    /// but an ECN-Echo scales cwnd by 1 - Alpha / 2, Alpha the estimated fraction of bytes
+    /// marked (RFC 8257; needs ecn = true and queues that mark, `mark_threshold`; the
+    /// `dctcp` table). Default reno, the congestion control of the seeds' TCPs.
+    #[param(section = "RFC 5681 3.1, RFC 9438 4, RFC 8257 3")]
     pub congestion: CongestionKind,
     /// CUBIC's constants and options, with congestion = "cubic" only (RFC 9438's values
     /// when absent).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cubic: Option<CubicSpec>,
+    /// DCTCP's estimator, with congestion = "dctcp" only (RFC 8257's values when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dctcp: Option<DctcpSpec>,
     /// Payload bytes of a full-sized segment (SMSS). Default 1460B: an Ethernet MTU of
     /// 1500B less the IPv4 and TCP headers (40B). An IP datagram holds at most 65535B.
     #[param(range = "[1B, 65495B]", section = "RFC 5681 2")]
@@ -115,6 +121,7 @@ impl Default for TcpSpec {
             variant: VariantKind::Sack,
             congestion: CongestionKind::Reno,
             cubic: None,
+            dctcp: None,
             mss: Bytes(1460),
             window: Bytes(65_535),
             initial_window: None,
@@ -197,14 +204,30 @@ impl TcpSpec {
 
     /// The congestion control, with its table when it has one.
     fn congestion(&self, path: &KeyPath) -> Result<Congestion> {
-        if self.cubic.is_some() && self.congestion != CongestionKind::Cubic {
+        for (key, given, kind) in [
+            ("cubic", self.cubic.is_some(), CongestionKind::Cubic),
+            ("dctcp", self.dctcp.is_some(), CongestionKind::Dctcp),
+        ] {
+            if given && self.congestion != kind {
+                return Err(ConfigError::new(
+                    path.key(key),
+                    None,
+                    format!("the {key} table configures congestion = \"{key}\": choose it, or leave the table out"),
+                ));
+            }
+        }
+        if self.congestion == CongestionKind::Dctcp && !self.ecn {
             return Err(ConfigError::new(
-                path.key("cubic"),
-                None,
-                "the cubic table configures congestion = \"cubic\": choose it, or leave the table out",
+                path.key("ecn"),
+                Some("false".into()),
+                "congestion = \"dctcp\" reacts to ECN marks: it needs ecn = true (RFC 8257 section 3)",
             ));
         }
-        Ok(Congestion::new(self.congestion, self.cubic.unwrap_or_default()))
+        Ok(Congestion::new(
+            self.congestion,
+            self.cubic.unwrap_or_default(),
+            self.dctcp.unwrap_or_default(),
+        ))
     }
 
     /// IW in bytes: as configured, or RFC 5681 (1).
@@ -396,7 +419,7 @@ mod tests {
 
     #[test]
     fn rules_name_the_key_the_value_and_the_rule() {
-        let cases: [(TcpSpec, &str, &str); 9] = [
+        let cases: [(TcpSpec, &str, &str); 11] = [
             (
                 TcpSpec {
                     mss: Bytes(0),
@@ -474,12 +497,29 @@ mod tests {
                 "tcp.cubic.beta",
                 "beta must lie in (0, 1)",
             ),
+            (
+                TcpSpec {
+                    congestion: CongestionKind::Dctcp,
+                    ..Default::default()
+                },
+                "tcp.ecn",
+                "needs ecn = true",
+            ),
+            (
+                TcpSpec {
+                    dctcp: Some(DctcpSpec::default()),
+                    ecn: true,
+                    ..Default::default()
+                },
+                "tcp.dctcp",
+                "configures congestion = \"dctcp\"",
+            ),
         ];
         for (spec, key, rule) in cases {
             let e = params(&spec).unwrap_err();
             assert_eq!(e.path.to_string(), key, "{e}");
             assert!(e.rule.contains(rule), "{e}");
-            assert!(e.value.is_some() || key == "tcp.cubic", "{e}");
+            assert!(e.value.is_some() || key == "tcp.cubic" || key == "tcp.dctcp", "{e}");
         }
     }
 }
