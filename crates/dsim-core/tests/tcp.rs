@@ -612,6 +612,12 @@ const FIRST_ROUNDS: Acks<'static> = &[
 ];
 
 fn timer_sender(variant: VariantKind, rto_restart: RtoRestart, iw: u64) -> Sender {
+    hand_fed_sender(variant, rto_restart, iw, Congestion::default())
+}
+
+/// A sender fed ACKs by hand: MSS 1000 B, byte counting, IW `iw` segments, a window that
+/// never limits, its log on, an infinite source.
+fn hand_fed_sender(variant: VariantKind, rto_restart: RtoRestart, iw: u64, congestion: Congestion) -> Sender {
     let params = SenderParams {
         mss: 1000,
         window: 1_000_000,
@@ -619,7 +625,7 @@ fn timer_sender(variant: VariantKind, rto_restart: RtoRestart, iw: u64) -> Sende
         counting: Counting::Bytes,
         ecn: false,
         rtt: RttParams::default(),
-        congestion: Congestion::default(),
+        congestion,
         rto_restart,
     };
     let always = Window {
@@ -1099,25 +1105,12 @@ const CUBIC_ROUNDS: Acks<'static> = &[
 ];
 
 fn cubic_sender(spec: CubicSpec) -> Sender {
-    let params = SenderParams {
-        mss: 1000,
-        window: 1_000_000,
-        initial_window: 4000,
-        counting: Counting::Bytes,
-        ecn: false,
-        rtt: RttParams::default(),
-        congestion: Congestion::Cubic(Cubic::new(spec)),
-        rto_restart: RtoRestart::OnRetransmit,
-    };
-    let always = Window {
-        start: SimTime::ZERO,
-        end: SimTime::MAX,
-    };
-    let mut s = Sender::new(params, VariantKind::Sack.build(), always);
-    s.log = Some(Vec::new());
-    s.open(SimTime::ZERO, false);
-    s.write(SimTime::ZERO, u64::MAX);
-    s
+    hand_fed_sender(
+        VariantKind::Sack,
+        RtoRestart::OnRetransmit,
+        4,
+        Congestion::Cubic(Cubic::new(spec)),
+    )
 }
 
 /// cwnd after each ACK of `acks`.

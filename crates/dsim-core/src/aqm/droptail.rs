@@ -221,52 +221,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn step_marking_marks_what_finds_more_than_k_queued() {
-        use crate::discipline::{QueueCtx, Verdict};
-        use crate::engine::rng::stream;
-        use crate::packet::{Ecn, Packet, PacketArena};
-        use crate::time::SimTime;
-        // K = 2 packets, limit 5: arrivals 1-3 find 0, 1, 2 queued and keep their
-        // codepoint; the 4th and 5th find 3 and 4 (more than K) and are marked if
-        // ECN-capable; a Not-ECT one is admitted unmarked; the 6th finds the queue full.
-        let spec = DroptailSpec {
-            limit: Limit::Packets(5),
-            overshoot: false,
-            mark_threshold: Some(Limit::Packets(2)),
-        };
-        let mut q = spec.queue(&KeyPath::root()).unwrap();
-        let mut pkts = PacketArena::default();
-        let mut rng = stream(1, "q");
-        let mut dropped = Vec::new();
-        let offered = [Ecn::Ect0, Ecn::Ect0, Ecn::Ect0, Ecn::Ect0, Ecn::NotEct, Ecn::Ect1];
-        let ids: Vec<PktId> = offered
-            .iter()
-            .map(|&ecn| {
-                pkts.alloc(Packet {
-                    size: 1000,
-                    ecn,
-                    ..Default::default()
-                })
-            })
-            .collect();
-        let mut ctx = QueueCtx {
-            now: SimTime(0),
-            pkts: &mut pkts,
-            rng: &mut rng,
-            dropped: &mut dropped,
-        };
-        let verdicts: Vec<Verdict> = ids.iter().map(|&id| q.enqueue(id, &mut ctx)).collect();
-        let marks: Vec<Ecn> = ids.iter().map(|&id| ctx.pkts[id].ecn).collect();
-        use crate::stats::DropCause;
-        assert_eq!(
-            verdicts,
-            [[Verdict::Admit; 5].as_slice(), &[Verdict::Drop(DropCause::Overflow)]].concat()
-        );
-        assert_eq!(
-            marks,
-            [Ecn::Ect0, Ecn::Ect0, Ecn::Ect0, Ecn::Ce, Ecn::NotEct, Ecn::Ect1]
-        );
-        // In bytes: K = 2500 B marks the arrival that finds 3000 B queued.
+    fn step_marking_in_bytes() {
+        // K = 2500 B marks the arrival that finds 3000 B queued, not one that finds 2500 B.
         let mut fifo = DropTailQueue::new(Limit::Bytes(10_000)).with_mark_threshold(Some(Limit::Bytes(2500)));
         fifo.push(PktId(0), 1500);
         fifo.push(PktId(1), 1000);

@@ -168,10 +168,10 @@ impl Congestion {
         }
     }
 
-    /// New data leaves after `idle` with nothing outstanding (application-limited).
-    pub fn after_idle(&mut self, idle: Duration) {
+    /// The application writes at `now` after `idle` with nothing to send or outstanding.
+    pub fn after_idle(&mut self, idle: Duration, now: SimTime) {
         if let Congestion::Cubic(c) = self {
-            c.after_idle(idle);
+            c.after_idle(idle, now);
         }
     }
 

@@ -38,9 +38,9 @@
 //! - ssthresh uses FlightSize as 4.6 says; Linux and ns-3 use cwnd, which 4.6 allows only
 //!   with measures against cwnd growing beyond what is in flight (dsim has none, RFC 7661).
 //!   For a sender limited by cwnd the two are the same at the moment of the loss.
-//! - An idle period (nothing outstanding, then new data) moves t_epoch forward by its
-//!   length: t excludes application-limited periods (5.8; Linux does the same on
-//!   CA_EVENT_TX_START).
+//! - When the application writes after the connection sent and had acknowledged all it
+//!   had, t_epoch moves forward by the time since the last send (no later than now): t
+//!   excludes application-limited periods (5.8; Linux shifts it on CA_EVENT_TX_START).
 //! - Slow start is the sender's RFC 5681 slow start (4.10 allows it; HyStart++ is not
 //!   modelled). ns-3's TcpCubic uses the older HyStart (Ha and Rhee) by default.
 //!   Linux's and ns-3.37's other differences (no W_est in ns-3.37, Linux's own Reno
@@ -255,10 +255,11 @@ impl Cubic {
         self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
     }
 
-    /// 5.8: t excludes an idle period of length `idle`.
-    pub fn after_idle(&mut self, idle: Duration) {
+    /// 5.8: t excludes an idle period of length `idle` that ends at `now` (the stage
+    /// starts no later than now, as Linux clamps it).
+    pub fn after_idle(&mut self, idle: Duration, now: SimTime) {
         if let Some(e) = &mut self.epoch {
-            e.start += idle;
+            e.start = (e.start + idle).min(now);
         }
     }
 
@@ -452,7 +453,10 @@ mod tests {
         let mut c = Cubic::new(CubicSpec::default());
         c.ssthresh(&loss(100 * MSS, 100 * MSS));
         c.avoid(70 * MSS, &acked(1000, 1000, 100, Counting::Packets));
-        c.after_idle(Duration::from_millis(500));
+        c.after_idle(Duration::from_millis(500), SimTime(3_000_000_000));
         assert_eq!(c.epoch.unwrap().start, SimTime(1_500_000_000));
+        // Never beyond now: t stays >= 0.
+        c.after_idle(Duration::from_millis(900), SimTime(2_000_000_000));
+        assert_eq!(c.epoch.unwrap().start, SimTime(2_000_000_000));
     }
 }

@@ -344,6 +344,11 @@ impl Sender {
 
     /// The application writes `bytes` more (u64::MAX = an infinite source).
     pub fn write(&mut self, now: SimTime, bytes: u64) {
+        if self.established && self.snd_una == self.snd_max && self.snd_max >= self.app_end {
+            // Everything written was sent and acknowledged: the connection was
+            // application-limited since its last send (RFC 9438 5.8 for CUBIC).
+            self.cc.after_idle(now.saturating_sub(self.last_send), now);
+        }
         self.app_end = self.app_end.saturating_add(bytes);
         self.try_send(now);
     }
@@ -611,8 +616,13 @@ impl Sender {
         if !self.established {
             return;
         }
-        if self.snd_una == self.snd_max && self.snd_max > DATA_START && self.snd_nxt < self.app_end {
-            self.restart_after_idle(now);
+        // RFC 5681 4.1: restart window after an idle period longer than RTO.
+        if self.snd_una == self.snd_max
+            && self.snd_max > DATA_START
+            && self.snd_nxt < self.app_end
+            && now.saturating_sub(self.last_send) > self.rtt.rto()
+        {
+            self.cwnd = self.cwnd.min(self.params.initial_window);
         }
         if self.in_recovery {
             self.send_in_recovery();
@@ -622,20 +632,6 @@ impl Sender {
         // receiver is known to hold.
         while let Some(seg) = self.window_segment(|q| self.variant.sacked_end(q)) {
             self.emit(seg);
-        }
-    }
-
-    /// New data is about to leave with nothing outstanding: the connection was idle since
-    /// its last send (application-limited).
-    #[cold]
-    fn restart_after_idle(&mut self, now: SimTime) {
-        let idle = now.saturating_sub(self.last_send);
-        if idle > crate::time::Duration::ZERO {
-            self.cc.after_idle(idle);
-        }
-        // RFC 5681 4.1: restart window after an idle period longer than RTO.
-        if idle > self.rtt.rto() {
-            self.cwnd = self.cwnd.min(self.params.initial_window);
         }
     }
 
