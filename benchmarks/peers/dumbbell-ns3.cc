@@ -15,6 +15,7 @@
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
+#include "ns3-peers.h"
 
 #include <fstream>
 #include <iostream>
@@ -65,33 +66,21 @@ main(int argc, char* argv[])
     // packets: no timestamps, no window scaling), receiver buffer 100 segments, initial
     // window 2, one ACK per segment, RTO clock 10 ms, minimum RTO 200 ms, initial RTO 3 s,
     // no limited transmit. (ns-3 always opens with a SYN / SYN-ACK handshake.)
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
-    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
-                       TypeIdValue(TcpClassicRecovery::GetTypeId()));
-    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
-    Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(false));
-    Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(false));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
-    Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(10)));
-    Config::SetDefault("ns3::RttEstimator::InitialEstimation", TimeValue(Seconds(3)));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(536));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(2));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(100 * 536));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(100 * 536));
+    ConfigureTcp({TcpNewReno::GetTypeId(),
+                  TcpClassicRecovery::GetTypeId(),
+                  536,
+                  2,
+                  1,
+                  MilliSeconds(200), // the delayed-ACK timer, unused with one ACK per segment
+                  MilliSeconds(10),
+                  Seconds(3),
+                  100 * 536,
+                  false});
     // The device holds one packet besides the one it transmits; the queue discs above it
     // hold the rest (their limits are the scenario's buffers).
     Config::SetDefault("ns3::DropTailQueue<Packet>::MaxSize", QueueSizeValue(QueueSize("1p")));
 
-    NodeContainer routers;
-    routers.Create(2);
-    NodeContainer src;
-    src.Create(n);
-    NodeContainer dst;
-    dst.Create(n);
-    InternetStackHelper stack;
-    stack.InstallAll();
+    auto [routers, src, dst] = CreateDumbbellNodes(n);
 
     TrafficControlHelper fifo;
     fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("100p")));
