@@ -80,7 +80,7 @@ main(int argc, char* argv[])
     // hold the rest (their limits are the scenario's buffers).
     Config::SetDefault("ns3::DropTailQueue<Packet>::MaxSize", QueueSizeValue(QueueSize("1p")));
 
-    auto [routers, src, dst] = CreateDumbbellNodes(n);
+    DumbbellNodes nodes = CreateDumbbellNodes(n);
 
     TrafficControlHelper fifo;
     fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("100p")));
@@ -99,58 +99,32 @@ main(int argc, char* argv[])
     TrafficControlHelper big;
     big.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("1050p")));
 
-    Ipv4AddressHelper addr;
-    addr.SetBase("10.0.0.0", "255.255.255.252");
-
-    PointToPointHelper bottleneck;
-    bottleneck.SetDeviceAttribute("DataRate", StringValue("50Mbps"));
-    bottleneck.SetChannelAttribute("Delay", StringValue("5ms"));
-    NetDeviceContainer core = bottleneck.Install(routers.Get(0), routers.Get(1));
-    QueueDiscContainer coreQ = red.Install(core.Get(0));
-    big.Install(core.Get(1));
-    addr.Assign(core);
-    addr.NewNetwork();
-
-    std::vector<Ipv4Address> sinkAddr(n);
-    for (uint32_t k = 0; k < n; ++k)
+    std::vector<Time> accessDelay;
+    for (const Conn& c : plan)
     {
-        const Conn& c = plan[k];
-        PointToPointHelper access;
-        access.SetDeviceAttribute("DataRate", StringValue("10Mbps"));
-        access.SetChannelAttribute("Delay", TimeValue(MicroSeconds(c.delayUs)));
-        NetDeviceContainer a = access.Install(src.Get(k), routers.Get(0));
-        fifo.Install(a);
-        addr.Assign(a);
-        addr.NewNetwork();
-
-        PointToPointHelper last;
-        last.SetDeviceAttribute("DataRate", StringValue("10Mbps"));
-        last.SetChannelAttribute("Delay", StringValue("2ms"));
-        NetDeviceContainer b = last.Install(routers.Get(1), dst.Get(k));
-        fifo.Install(b);
-        Ipv4InterfaceContainer bi = addr.Assign(b);
-        addr.NewNetwork();
-        sinkAddr[k] = bi.GetAddress(1);
+        accessDelay.push_back(MicroSeconds(c.delayUs));
     }
+    DumbbellLinks links =
+        InstallDumbbellLinks(nodes, "50Mbps", "5ms", red, big, "10Mbps", accessDelay, MilliSeconds(2), fifo);
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
     const uint16_t port = 9;
     PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
                                 InetSocketAddress(Ipv4Address::GetAny(), port));
-    ApplicationContainer sinks = sinkHelper.Install(dst);
+    ApplicationContainer sinks = sinkHelper.Install(nodes.dst);
     sinks.Start(Seconds(0));
     for (uint32_t k = 0; k < n; ++k)
     {
-        BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(sinkAddr[k], port));
+        BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(links.sinkAddr[k], port));
         bulk.SetAttribute("SendSize", UintegerValue(536));
         bulk.SetAttribute("MaxBytes", UintegerValue(0));
-        ApplicationContainer app = bulk.Install(src.Get(k));
+        ApplicationContainer app = bulk.Install(nodes.src.Get(k));
         app.Start(MicroSeconds(plan[k].startUs));
     }
 
     Simulator::Stop(Seconds(duration));
     Simulator::Run();
-    QueueDisc::Stats st = coreQ.Get(0)->GetStats();
+    QueueDisc::Stats st = links.bottleneckQ.Get(0)->GetStats();
     std::cout << "flows " << n << std::endl;
     std::cout << "bottleneck_pkts " << st.nTotalDequeuedPackets << std::endl;
     std::cout << "bottleneck_drops " << st.nTotalDroppedPackets << std::endl;

@@ -5,6 +5,11 @@
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
 #include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <string>
+#include <vector>
 
 struct TcpSettings
 {
@@ -60,4 +65,61 @@ CreateDumbbellNodes(uint32_t n)
     ns3::InternetStackHelper stack;
     stack.InstallAll();
     return d;
+}
+
+// What InstallDumbbellLinks returns: the bottleneck's queue disc and the addresses of the
+// sources and sinks.
+struct DumbbellLinks
+{
+    ns3::QueueDiscContainer bottleneckQ;
+    std::vector<ns3::Ipv4Address> srcAddr;
+    std::vector<ns3::Ipv4Address> sinkAddr;
+};
+
+// The links of a dumbbell, in this order (the addresses follow it): the bottleneck from
+// router 0 to router 1 (`bottleneckQ` on its first device, `reverseQ` on the other), then
+// per connection i an access link from source i to router 0 (one-way delay accessDelay[i])
+// and a link from router 1 to sink i (lastDelay), both at edgeRate with `edgeQ` on their
+// devices.
+inline DumbbellLinks
+InstallDumbbellLinks(const DumbbellNodes& d,
+                     const std::string& rate,
+                     const std::string& delay,
+                     ns3::TrafficControlHelper& bottleneckQ,
+                     ns3::TrafficControlHelper& reverseQ,
+                     const std::string& edgeRate,
+                     const std::vector<ns3::Time>& accessDelay,
+                     ns3::Time lastDelay,
+                     ns3::TrafficControlHelper& edgeQ)
+{
+    using namespace ns3;
+    DumbbellLinks out;
+    Ipv4AddressHelper addr;
+    addr.SetBase("10.0.0.0", "255.255.255.252");
+    PointToPointHelper bottleneck;
+    bottleneck.SetDeviceAttribute("DataRate", StringValue(rate));
+    bottleneck.SetChannelAttribute("Delay", StringValue(delay));
+    NetDeviceContainer core = bottleneck.Install(d.routers.Get(0), d.routers.Get(1));
+    out.bottleneckQ = bottleneckQ.Install(core.Get(0));
+    reverseQ.Install(core.Get(1));
+    addr.Assign(core);
+    addr.NewNetwork();
+    for (uint32_t i = 0; i < d.src.GetN(); ++i)
+    {
+        PointToPointHelper access;
+        access.SetDeviceAttribute("DataRate", StringValue(edgeRate));
+        access.SetChannelAttribute("Delay", TimeValue(accessDelay[i]));
+        NetDeviceContainer a = access.Install(d.src.Get(i), d.routers.Get(0));
+        edgeQ.Install(a);
+        out.srcAddr.push_back(addr.Assign(a).GetAddress(0));
+        addr.NewNetwork();
+        PointToPointHelper last;
+        last.SetDeviceAttribute("DataRate", StringValue(edgeRate));
+        last.SetChannelAttribute("Delay", TimeValue(lastDelay));
+        NetDeviceContainer b = last.Install(d.routers.Get(1), d.dst.Get(i));
+        edgeQ.Install(b);
+        out.sinkAddr.push_back(addr.Assign(b).GetAddress(1));
+        addr.NewNetwork();
+    }
+    return out;
 }
