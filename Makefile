@@ -70,7 +70,7 @@ bench-peers: build
 	$(BIN)/python benchmarks/peers/compare.py --flows $(PEERS_FLOWS) --json results/bench-peers.json --markdown results/bench-peers.md $(PEERS_ARGS)
 
 # dsim and ns-3 side by side with CUBIC and DCTCP (docs/tcp.md, "Validation against ns-3"):
-# six dumbbells, 3 seeds of 80 s each, about 25 minutes. CC_ARGS="--only dctcp-step-10 --seeds 2"
+# six dumbbells, 3 seeds of 80 s each, about 20 minutes. CC_ARGS="--only dctcp-step-10 --seeds 2"
 # for less.
 CC_ARGS ?=
 bench-cc: build
