@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test build lint lint-rust lint-python test-rust test-python bench bench-peers dist guide clean
+.PHONY: run test build lint lint-rust lint-python test-rust test-python bench bench-peers bench-cc dist guide clean
 
 run: build
 	$(BIN)/dsim reproduce --out results
@@ -82,6 +82,14 @@ PEERS_ARGS  ?=
 bench-peers: build
 	sh benchmarks/peers/install.sh
 	$(BIN)/python benchmarks/peers/compare.py --flows $(PEERS_FLOWS) --json results/bench-peers.json --markdown results/bench-peers.md $(PEERS_ARGS)
+
+# dsim and ns-3 side by side with CUBIC and DCTCP (docs/tcp.md, "Validation against ns-3"):
+# six dumbbells, 3 seeds of 80 s each, about 20 minutes. CC_ARGS="--only dctcp-step-10 --seeds 2"
+# for less.
+CC_ARGS ?=
+bench-cc: build
+	sh benchmarks/peers/install.sh
+	$(BIN)/python benchmarks/peers/cc_compare.py --json results/bench-cc.json --markdown results/bench-cc.md $(CC_ARGS)
 
 # A wheel for this machine and the source distribution, into dist/ (what `pip install`
 # takes; a fresh environment needs no make: `pip install .` or `pip install dist/dsim-*.tar.gz`

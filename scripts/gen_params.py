@@ -83,6 +83,8 @@ BUILDERS: dict[str, Builder] = {
     "ftp": Builder("FtpSpec", "ftp", ("bytes",)),
     "web": Builder("WebSpec", "web", ("response", "think", "request")),
     "tcp": Builder("TcpSpec", None, ("variant",)),
+    "cubic": Builder("CubicSpec", None, ()),
+    "dctcp": Builder("DctcpSpec", None, ()),
     "constant": Builder("ConstantDist<Bytes>", "constant", ("value",)),
     "exponential": Builder("ExponentialDist<Bytes>", "exponential", ("mean", "max")),
     "pareto": Builder("ParetoDist<Bytes>", "pareto", ("mean", "shape", "max")),

@@ -35,6 +35,19 @@ def test_benchmark_scenarios_are_valid(b: bench.Benchmark) -> None:
     assert len(port) > 0 and port["departures_pkts"].sum() > 0, f"{b.bottleneck}: no departures"
 
 
+def test_cubic_dumbbell_runs_cubic_senders_through_droptail() -> None:
+    b = bench.dumbbell(4, 1.5, aqm="cubic")
+    assert b.name == "dumbbell-4-cubic"
+    # Recorded, the senders show CUBIC's state (the columns appear only when a flow runs it).
+    toml = b.toml.replace('min_rto = "200ms" }', 'min_rto = "200ms", series = "100ms" }')
+    res = dsim.run(toml)
+    assert "cubic_wmax_bytes" in res.series.columns and set(res.series["flow"]) == {"f0", "f1", "f2", "f3"}
+    q = res.queues[res.queues["port"] == "R0->R1"].iloc[0]
+    assert q["drop_early_pkts"] == 0 and q["dropped_pkts"] == q["drop_overflow_pkts"]
+    with pytest.raises(ValueError, match="rio, red or cubic"):
+        bench.dumbbell(4, 1.5, aqm="codel")
+
+
 def test_child_run_counts_and_is_deterministic() -> None:
     b = bench.dumbbell(50, 1.0)
     r1, r2 = bench.run_benchmark(b), bench.run_benchmark(b)

@@ -60,6 +60,19 @@ def test_tcp_flow_columns_and_goodput():
     assert (s["cwnd_bytes"] > 0).all()
 
 
+def test_cubic_and_dctcp_series_show_their_state():
+    # CUBIC's W_max and K, DCTCP's Alpha, in the series table of the flows that run them.
+    sc = two_hosts(tcp=tcp(congestion="cubic", window="1MB", series="500ms"))
+    sc.set("link[0].queue", dsim.droptail("30p", mark_threshold="10p"))
+    sc.flow("d", src="A", dst="B", app=ftp(), tcp=tcp(congestion="dctcp", ecn=True, window="1MB", series="500ms"))
+    s = dsim.run(sc, seed=1).series
+    assert {"cubic_wmax_bytes", "cubic_k_s", "dctcp_alpha"} <= set(s.columns)
+    bulk, d = s[s.flow == "bulk"], s[s.flow == "d"]
+    assert bulk["cubic_wmax_bytes"].notna().any() and bulk["dctcp_alpha"].isna().all()
+    assert d["cubic_wmax_bytes"].isna().all()
+    assert ((d["dctcp_alpha"] >= 0) & (d["dctcp_alpha"] <= 1)).all()
+
+
 def test_udp_flows_get_empty_tcp_columns_and_random_starts():
     # 125 packets/s; a start uniform in [3 s, 5 s] leaves 5 to 7 s of the [2 s, 10 s) window.
     sc = two_hosts(app=dsim.cbr(rate="1Mbps", size="1000B"), start=uniform("3s", "5s"))
@@ -76,15 +89,20 @@ def test_udp_flows_get_empty_tcp_columns_and_random_starts():
 BAD = [
     # (edit of the scenario, key path, words of the rule)
     (lambda sc: sc.set("flow[0].app", dsim.cbr(rate="1Mbps", size="100B")).set("flow[0].tcp", tcp("sack")), "flow[0].tcp", "TCP applications"),
-    (lambda sc: sc.set("flow[0].tcp", tcp(mss="0B")), "flow[0].tcp.mss", "MSS"),
+    (lambda sc: sc.set("flow[0].tcp", tcp(mss="0B")), "flow[0].tcp.mss", "mss must lie in [1B, 65495B]"),
     (lambda sc: sc.set("flow[0].tcp", tcp(mss="1460B", window="1000B")), "flow[0].tcp.window", "at least one segment"),
     (lambda sc: sc.set("flow[0].tcp", tcp(delayed_ack="1s")), "flow[0].tcp.delayed_ack", "500ms"),
-    (lambda sc: sc.set("flow[0].tcp", tcp(sack_blocks=5)), "flow[0].tcp.sack_blocks", "1 to 4"),
+    (lambda sc: sc.set("flow[0].tcp", tcp(sack_blocks=5)), "flow[0].tcp.sack_blocks", "sack_blocks must lie in [1, 4]"),
     (lambda sc: sc.set("flow[0].tcp", {"variant": "vegas"}), "flow[0].tcp.variant", "variant"),
     (lambda sc: sc.set("flow[0].tcp", {"cwnd": "10p"}), "flow[0].tcp.cwnd", "unknown field"),
     (lambda sc: sc.set("flow[0].tcp", tcp(min_rto="2s", max_rto="1s")), "flow[0].tcp.min_rto", "max_rto"),
     (lambda sc: sc.set("flow[0].tcp", tcp(rto_restart="always")), "flow[0].tcp.rto_restart", "`on_retransmit` or `on_new_ack`"),
     (lambda sc: sc.set("flow[0].tcp", tcp(series="0s")), "flow[0].tcp.series", "longer than 0s"),
+    (lambda sc: sc.set("flow[0].tcp", tcp(congestion="dctcp")), "flow[0].tcp.ecn", "needs ecn = true"),
+    (lambda sc: sc.set("flow[0].tcp", tcp(cubic=dsim.cubic(beta=0.8))), "flow[0].tcp.cubic", 'configures congestion = "cubic"'),
+    (lambda sc: sc.set("flow[0].tcp", tcp(congestion="cubic", cubic=dsim.cubic(c=0))), "flow[0].tcp.cubic.c", "c must be greater than 0"),
+    (lambda sc: sc.set("flow[0].tcp", tcp(congestion="vegas")), "flow[0].tcp.congestion", "`reno`, `cubic`, `dctcp`"),
+    (lambda sc: sc.set("link[0].queue", dsim.droptail("20p", mark_threshold="20p")), "link[0].queue.mark_threshold", "below the queue limit"),
     (lambda sc: sc.set("flow[0].app", ftp("0B")), "flow[0].app.bytes", "at least 1B"),
     (lambda sc: sc.set("flow[0].app", web(pareto("10KB", 1.0), exponential("1s"))), "flow[0].app.response.shape", "shape must be greater than 1"),
     (lambda sc: sc.set("flow[0].app", web(pareto("10KB", 1.5), exponential("1s"), request="2000B")), "flow[0].app.request", "one segment"),

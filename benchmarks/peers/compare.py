@@ -41,21 +41,22 @@ from dsim import bench
 
 HERE = Path(__file__).resolve().parent
 NS3_SOURCE = HERE / "dumbbell-ns3.cc"
-NS3_BINARY = HERE / "build" / "dumbbell-ns3"
 NS3_LIBS = ["core", "network", "internet", "point-to-point", "applications", "traffic-control"]
 
 
-def build_ns3(con: Console) -> Path:
-    """Compiles the ns-3 program against the Debian libraries (once; again when the source
-    changes)."""
-    if NS3_BINARY.exists() and NS3_BINARY.stat().st_mtime >= NS3_SOURCE.stat().st_mtime:
-        return NS3_BINARY
-    NS3_BINARY.parent.mkdir(exist_ok=True)
+def build_ns3(source: Path = NS3_SOURCE, libs: list[str] = NS3_LIBS, say=print) -> Path:
+    """Compiles an ns-3 program of this folder against the Debian libraries into build/
+    (once; again when it or the header the programs share changes)."""
+    binary = HERE / "build" / source.stem
+    newest = max(source.stat().st_mtime, (HERE / "ns3-peers.h").stat().st_mtime)
+    if binary.exists() and binary.stat().st_mtime >= newest:
+        return binary
+    binary.parent.mkdir(exist_ok=True)
     cxx = os.environ.get("CXX", "g++")
-    cmd = [cxx, "-O2", "-std=c++17", "-o", str(NS3_BINARY), str(NS3_SOURCE), *(f"-lns3-{lib}" for lib in NS3_LIBS)]
-    con.print(f"compiling {NS3_SOURCE.name}: {' '.join(cmd)}", soft_wrap=True)
+    cmd = [cxx, "-O2", "-std=c++17", "-o", str(binary), str(source), *(f"-lns3-{lib}" for lib in libs)]
+    say(f"compiling {source.name}: {' '.join(cmd)}")
     subprocess.run(cmd, check=True)
-    return NS3_BINARY
+    return binary
 
 
 def parse_counts(stdout: str) -> dict[str, int]:
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     ns3 = None
     if not args.no_ns3:
         if Path("/usr/include/ns3/core-module.h").exists() or os.environ.get("NS3_INCLUDE"):
-            ns3 = build_ns3(con)
+            ns3 = build_ns3(say=lambda m: con.print(m, soft_wrap=True))
         else:
             con.print("[yellow]ns-3 headers not found (`make bench-peers` installs ns3 and libns3-dev); skipping it[/]")
     info = bench.machine_info()

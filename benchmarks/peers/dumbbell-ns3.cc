@@ -23,6 +23,7 @@
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
+#include "ns3-peers.h"
 
 #include <fstream>
 #include <map>
@@ -85,33 +86,21 @@ main(int argc, char* argv[])
     // segments, initial window 2, one ACK per segment, RTO clock 10 ms, minimum RTO
     // 200 ms, initial RTO 3 s, no limited transmit. (ns-3 always opens with a SYN /
     // SYN-ACK handshake.)
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(TcpNewReno::GetTypeId()));
-    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
-                       TypeIdValue(TcpClassicRecovery::GetTypeId()));
-    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
-    Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(mss * window > 65535));
-    Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(false));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
-    Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(MilliSeconds(10)));
-    Config::SetDefault("ns3::RttEstimator::InitialEstimation", TimeValue(Seconds(3)));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(2));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(window * mss));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(window * mss));
+    ConfigureTcp({TcpNewReno::GetTypeId(),
+                  TcpClassicRecovery::GetTypeId(),
+                  mss,
+                  2,
+                  1,
+                  MilliSeconds(200), // the delayed-ACK timer, unused with one ACK per segment
+                  MilliSeconds(10),
+                  Seconds(3),
+                  window * mss,
+                  mss * window > 65535});
     // The device holds one packet besides the one it transmits; the queue discs above it
     // hold the rest (their limits are the scenario's buffers).
     Config::SetDefault("ns3::DropTailQueue<Packet>::MaxSize", QueueSizeValue(QueueSize("1p")));
 
-    NodeContainer routers;
-    routers.Create(2);
-    NodeContainer src;
-    src.Create(n);
-    NodeContainer dst;
-    dst.Create(n);
-    InternetStackHelper stack;
-    stack.InstallAll();
+    DumbbellNodes nodes = CreateDumbbellNodes(n);
 
     TrafficControlHelper fifo;
     fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("100p")));
@@ -145,60 +134,34 @@ main(int argc, char* argv[])
     TrafficControlHelper big;
     big.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("1050p")));
 
-    Ipv4AddressHelper addr;
-    addr.SetBase("10.0.0.0", "255.255.255.252");
-
-    PointToPointHelper bottleneck;
     std::ostringstream rate, accessRate;
     rate << rateMbps << "Mbps";
     accessRate << accessMbps << "Mbps";
-    bottleneck.SetDeviceAttribute("DataRate", StringValue(rate.str()));
-    bottleneck.SetChannelAttribute("Delay", StringValue("5ms"));
-    NetDeviceContainer core = bottleneck.Install(routers.Get(0), routers.Get(1));
-    QueueDiscContainer coreQ = (aqm == "red" ? red : other).Install(core.Get(0));
-    big.Install(core.Get(1));
-    addr.Assign(core);
-    addr.NewNetwork();
-
-    std::vector<Ipv4Address> sinkAddr(n);
-    for (uint32_t k = 0; k < n; ++k)
+    std::vector<Time> accessDelay;
+    for (const Conn& c : plan)
     {
-        const Conn& c = plan[k];
-        PointToPointHelper access;
-        access.SetDeviceAttribute("DataRate", StringValue(accessRate.str()));
-        access.SetChannelAttribute("Delay", TimeValue(MicroSeconds(c.delayUs)));
-        NetDeviceContainer a = access.Install(src.Get(k), routers.Get(0));
-        fifo.Install(a);
-        addr.Assign(a);
-        addr.NewNetwork();
-
-        PointToPointHelper last;
-        last.SetDeviceAttribute("DataRate", StringValue(accessRate.str()));
-        last.SetChannelAttribute("Delay", StringValue("2ms"));
-        NetDeviceContainer b = last.Install(routers.Get(1), dst.Get(k));
-        fifo.Install(b);
-        Ipv4InterfaceContainer bi = addr.Assign(b);
-        addr.NewNetwork();
-        sinkAddr[k] = bi.GetAddress(1);
+        accessDelay.push_back(MicroSeconds(c.delayUs));
     }
+    DumbbellLinks links = InstallDumbbellLinks(nodes, rate.str(), "5ms", aqm == "red" ? red : other, big,
+                                               accessRate.str(), accessDelay, MilliSeconds(2), fifo);
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
     const uint16_t port = 9;
     PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
                                 InetSocketAddress(Ipv4Address::GetAny(), port));
-    ApplicationContainer sinks = sinkHelper.Install(dst);
+    ApplicationContainer sinks = sinkHelper.Install(nodes.dst);
     sinks.Start(Seconds(0));
     for (uint32_t k = 0; k < n; ++k)
     {
-        BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(sinkAddr[k], port));
+        BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(links.sinkAddr[k], port));
         bulk.SetAttribute("SendSize", UintegerValue(mss));
         bulk.SetAttribute("MaxBytes", UintegerValue(0));
-        ApplicationContainer app = bulk.Install(src.Get(k));
+        ApplicationContainer app = bulk.Install(nodes.src.Get(k));
         app.Start(MicroSeconds(plan[k].startUs));
     }
 
     // With an AQM: the sojourn time of the last packet that left, sampled every 10 ms.
-    Ptr<QueueDisc> q = coreQ.Get(0);
+    Ptr<QueueDisc> q = links.bottleneckQ.Get(0);
     static Time lastSojourn;
     std::vector<double> samples;
     if (aqm != "red")

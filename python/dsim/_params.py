@@ -22,6 +22,7 @@ def droptail(
     limit: str | None = None,
     *,
     overshoot: bool | None = None,
+    mark_threshold: str | None = None,
 ) -> dict[str, Any]:
     """`type = "droptail"`: a FIFO queue that refuses what does not fit under its limit. The
     queue of every port that does not say otherwise.
@@ -33,6 +34,9 @@ def droptail(
             `limit` bytes, so that it may end less than one packet above it (dummynet's
             rule); false: the packet must fit (ns-2, Linux bfifo). [true or false; default
             false]
+        mark_threshold: Step marking for DCTCP (RFC 8257 3.1): an ECN-capable packet that
+            finds more than this many packets ("20p") or bytes queued is marked CE. None by
+            default. [packets ("100p") or bytes ("64KB"); range [0, inf)]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -45,6 +49,7 @@ def red(
     max_th: str,
     *,
     ecn: bool | None = None,
+    mark_threshold: str | None = None,
     series: str | None = None,
     max_p: float | None = None,
     wq: float | None = None,
@@ -68,6 +73,10 @@ def red(
             gentle mode). [packets ("100p") or bytes ("64KB"); required; section 4]
         ecn: Mark ECN-capable packets CE on an early verdict instead of dropping them (RFC
             3168); forced verdicts always drop. [true or false; default false]
+        mark_threshold: Step marking for DCTCP (RFC 8257 3.1): an ECN-capable packet that
+            finds more than this many packets ("20p") or bytes queued is marked CE, and then
+            not dropped early; none by default (see `droptail`). [packets ("100p") or bytes
+            ("64KB"); range [0, inf)]
         series: Record the average and the instantaneous queue every this long (the
             `queue_series` table). [a time ("10ms"); range (0, inf)]
         max_p: Drop probability when the average reaches max_th. [a number; default 0.1;
@@ -1042,6 +1051,9 @@ def web(
 def tcp(
     variant: str | None = None,
     *,
+    congestion: str | None = None,
+    cubic: dict[str, Any] | None = None,
+    dctcp: dict[str, Any] | None = None,
     mss: str | None = None,
     window: str | None = None,
     initial_window: str | None = None,
@@ -1057,25 +1069,134 @@ def tcp(
     handshake: bool | None = None,
     series: Any | None = None,
 ) -> dict[str, Any]:
-    """The `tcp` table of a flow. Every key is optional; defaults in [`TcpParams::default`].
+    """The `tcp` table of a flow (`ftp` and `web` flows): loss recovery, segment and window
+    sizes, the retransmission timer, delayed ACKs, ECN, the handshake and the `series`
+    table. Both ends of the connection use it.
 
     Args:
-        variant: (undocumented) [one of "reno", "newreno", "sack"]
-        mss: Payload bytes of a full segment (SMSS). [a size ("1500B", "64KB")]
-        window: Receiver buffer = largest window. [a size ("1500B", "64KB")]
-        initial_window: "2p" (segments) or "4380B". [packets ("100p") or bytes ("64KB")]
-        counting: (undocumented) [one of "bytes", "packets"]
-        initial_rto: (undocumented) [a time ("10ms")]
-        min_rto: (undocumented) [a time ("10ms")]
-        max_rto: (undocumented) [a time ("10ms")]
-        granularity: Clock granularity G of RFC 6298. [a time ("10ms")]
-        rto_restart: (undocumented) [one of "on_retransmit", "on_new_ack"]
-        delayed_ack: (undocumented) [the delayed-ACK timer ("40ms"), or false to acknowledge
-            every segment]
-        sack_blocks: (undocumented) [a whole number]
-        ecn: (undocumented) [true or false]
-        handshake: (undocumented) [true or false]
-        series: (undocumented) [a sampling interval ("10ms"), or "change" for every change]
+        variant: Loss recovery: "reno" (fast retransmit and fast recovery), "newreno"
+            (partial ACKs keep the sender in fast recovery) or "sack" (the scoreboard and
+            the pipe). Default SACK: the seeds' "SACK-TCP" (ns-2's Sack1 agent), and Linux's
+            default. [one of "reno", "newreno", "sack"; default "sack"; section RFC 5681
+            3.2, RFC 6582, RFC 6675]
+        congestion: Congestion control, chosen apart from loss recovery (as in ns-3 and
+            Linux): how cwnd grows in congestion avoidance and what a congestion event sets
+            ssthresh to. "reno": one segment per window of data acknowledged, ssthresh =
+            max(FlightSize / 2, 2 SMSS) (RFC 5681 3.1); "cubic": the cubic window function
+            of RFC 9438 with its Reno-friendly region, ssthresh = 0.7 FlightSize (the
+            `cubic` table); "dctcp": Reno, but an ECN-Echo scales cwnd by 1 - Alpha / 2,
+            Alpha the estimated fraction of bytes marked (RFC 8257; needs ecn = true and
+            queues that mark, `mark_threshold`; the `dctcp` table). Default reno, the
+            congestion control of the seeds' TCPs. [one of "reno", "cubic", "dctcp"; default
+            "reno"; section RFC 5681 3.1, RFC 9438 4, RFC 8257 3]
+        cubic: CUBIC's constants and options, with congestion = "cubic" only (RFC 9438's
+            values when absent). [a table (CubicSpec)]
+        dctcp: DCTCP's estimator, with congestion = "dctcp" only (RFC 8257's values when
+            absent). [a table (DctcpSpec)]
+        mss: Payload bytes of a full-sized segment (SMSS). Default 1460B: an Ethernet MTU of
+            1500B less the IPv4 and TCP headers (40B). An IP datagram holds at most 65535B.
+            [a size ("1500B", "64KB"); default "1460B"; range [1B, 65495B]; section RFC 5681
+            2]
+        window: The receiver's buffer, and so the largest window; at least one segment.
+            Default 65535B, the largest window without window scaling (RFC 7323): the seeds'
+            "maximum window of 64 KB". [a size ("1500B", "64KB"); default "65535B"; range
+            [1B, 4294967295B]; section RFC 793 3.7]
+        initial_window: The initial window IW: segments ("2p") or bytes ("4380B"), at least
+            one segment. Default RFC 5681 (1): 2 segments if the MSS is above 2190B, 3 above
+            1095B, else 4. [packets ("100p") or bytes ("64KB"); range (0, inf); section RFC
+            5681 3.1]
+        counting: How slow start and congestion avoidance count ACKs: "bytes" (appropriate
+            byte counting, RFC 3465: slow start grows by the bytes acknowledged, at most 2
+            SMSS per ACK) or "packets" (one SMSS per ACK in slow start, SMSS * SMSS / cwnd
+            per ACK in congestion avoidance, RFC 5681 (3), as ns-2's agents count). Default
+            bytes. [one of "bytes", "packets"; default "bytes"; section RFC 3465 2, RFC 5681
+            3.1]
+        initial_rto: RTO before the first RTT sample. Default 1s, RFC 6298 (2.1). [a time
+            ("10ms"); default "1s"; range (0, inf); section RFC 6298 2.1]
+        min_rto: Lower bound of RTO, at most max_rto. Default 200ms, Linux's TCP_RTO_MIN and
+            ns-2 practice (RFC 6298 (2.4) asks for 1s). [a time ("10ms"); default "200ms";
+            section RFC 6298 2.4]
+        max_rto: Upper bound of RTO. Default 60s, RFC 6298 (2.5): "at least 60 seconds". [a
+            time ("10ms"); default "60s"; range (0, inf); section RFC 6298 2.5]
+        granularity: Clock granularity G of the RTT samples and of RTO = SRTT + max(G, 4
+            RTTVAR); "0s" is an ideal clock. Default 1ms, a Linux jiffy at HZ = 1000. [a
+            time ("10ms"); default "1ms"; section RFC 6298 2]
+        rto_restart: What restarts the retransmission timer besides an ACK of new data:
+            "on_retransmit" (also loss recovery's retransmission of SND.UNA, as ns-2, Linux
+            and FreeBSD do; the default) or "on_new_ack" (RFC 6298 (5.3) alone). [one of
+            "on_retransmit", "on_new_ack"; default "on_retransmit"; section RFC 6298 5.3]
+        delayed_ack: The delayed-ACK timer, above 0s and at most 500ms, or false to
+            acknowledge every segment at once. Default 40ms, Linux's smallest delayed-ACK
+            timeout (TCP_DELACK_MIN). [the delayed-ACK timer ("40ms"), or false to
+            acknowledge every segment; default "40ms"; section RFC 5681 4.2]
+        sack_blocks: Most SACK blocks per ACK, 1 to 4. Default 3, the number that fits
+            beside the timestamp option (as Linux sends them). [a whole number; default 3;
+            range [1, 4]; section RFC 2018 3]
+        ecn: ECN (RFC 3168): data segments are ECN-capable and an ECN-Echo halves cwnd once
+            per window. Default off, as a Linux sender. [true or false; default false;
+            section RFC 3168 6.1]
+        handshake: Open the connection with SYN and SYN-ACK (not for `web` flows). Default
+            off: a long-lived flow starts established, as ns-2's agents do. [true or false;
+            default false]
+        series: Record cwnd, ssthresh and the RTT into the `series` table: every interval
+            ("10ms", above 0s) inside the measurement window, or at every "change" of cwnd
+            or ssthresh. Default none. [a sampling interval ("10ms"), or "change" for every
+            change]
+
+    Keys left at None are left out of the table: the core's default applies.
+    """
+    return _table(None, locals())
+
+
+def cubic(
+    *,
+    c: float | None = None,
+    beta: float | None = None,
+    fast_convergence: bool | None = None,
+    reno_friendly: bool | None = None,
+    rtt: str | None = None,
+) -> dict[str, Any]:
+    """`tcp.cubic`: the constants and options of CUBIC (used with `congestion = "cubic"`).
+
+    Document: RFC 9438.
+
+    Args:
+        c: C, the aggressiveness of the cubic increase, in segments / s^3 ("C SHOULD be set
+            to 0.4"). [a number; default 0.4; range (0, inf); section 5.1]
+        beta: beta_cubic, the multiplicative decrease factor ("SHOULD be set to 0.7"). [a
+            number; default 0.7; range (0, 1); section 4.6]
+        fast_convergence: Fast convergence: a congestion event below the last W_max lowers
+            W_max further (a SHOULD of the RFC; on in Linux and ns-3). [true or false;
+            default true; section 4.7]
+        reno_friendly: The Reno-friendly region: cwnd follows the Reno estimate W_est where
+            the cubic function is below it (a SHOULD of the RFC; ns-3.37 has none, Linux its
+            own estimate). [true or false; default true; section 4.3]
+        rtt: The RTT in target = W_cubic(t + RTT): "srtt", the smoothed RTT of RFC 6298 (the
+            RFC's), or "min", the smallest RTT sample (Linux's and ns-3's delay_min). [one
+            of "srtt", "min"; default "srtt"; section 4.2]
+
+    Keys left at None are left out of the table: the core's default applies.
+    """
+    return _table(None, locals())
+
+
+def dctcp(
+    *,
+    g: float | None = None,
+    initial_alpha: float | None = None,
+) -> dict[str, Any]:
+    """`tcp.dctcp`: the estimator of DCTCP (used with `congestion = "dctcp"`, which needs `ecn
+    = true`).
+
+    Document: RFC 8257.
+
+    Args:
+        g: g, the weight of the newest observation window in the estimate Alpha of the
+            fraction of bytes marked. Default 1/16, the RFC's value (Linux's dctcp_shift_g =
+            4, ns-3's DctcpShiftG). [a number; default 0.0625; range (0, 1]; section 3.3]
+        initial_alpha: Alpha before the first observation window ends. Default 1, as the RFC
+            initializes it (Linux's dctcp_alpha_on_init and ns-3's DctcpAlphaOnInit too). [a
+            number; default 1.0; range [0, 1]; section 3.3]
 
     Keys left at None are left out of the table: the core's default applies.
     """

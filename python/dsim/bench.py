@@ -12,6 +12,9 @@ The suite (generated here, deterministic; `dsim bench --save DIR` writes the fil
   labels put right: a defect of the document known before the implementation). TCP configured as ns-2's agents behave (no
   delayed ACKs, packet counting, initial window 2, RTO clock 10 ms, initial RTO 3 s) with a
   100-segment window, so that `benchmarks/peers/` can run the same network in ns-2 and ns-3.
+- ``dumbbell-50-cubic``: the same network without profilers, 50 CUBIC connections (RFC
+  9438, with delayed ACKs, byte counting and a 1 MB window, so that CUBIC's window function
+  rather than the receiver's window limits them) through a 1050-packet drop-tail bottleneck.
 - ``cbr-chain``: 50 CBR flows at 90 % load through a line of 10 routers at 100 Mbit/s:
   nothing but packets moving through ports, the event loop's own cost.
 - ``rashaper-100``: seed 004's network (RFC 2963 appendix A.1, figure A.1): ten LANs of
@@ -136,22 +139,32 @@ def write_plan(plan: Sequence[DumbbellFlow], path: Path) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+#: The dumbbell's variants by `aqm`: (the scenario's description, the table's title).
+DUMBBELL_VARIANTS = {
+    "rio": ("RIO with token-bucket profilers on half", "RIO + token-bucket profilers"),
+    "red": ("RED", "RED"),
+    "fq_codel": ("FQ-CoDel", "FQ-CoDel"),
+    "cubic": ("CUBIC over drop-tail", "CUBIC, drop-tail"),
+}
+
+
 def dumbbell(flows: int, duration_s: float = 100.0, *, aqm: str = "rio") -> Benchmark:
     """The seed 002 dumbbell with `flows` connections; `aqm` "rio" (profilers on the even
     connections and RIO, as ns-2's dsRED runs it), "red" (no profilers, RED with the OUT
-    curve on the whole queue, as the ns-3 program runs it) or "fq_codel" (no profilers,
+    curve on the whole queue, as the ns-3 program runs it), "fq_codel" (no profilers,
     FQ-CoDel with its defaults and the same packet limit: the cost of its flow queues and
-    per-queue CoDel, docs/aqm.md)."""
-    if aqm not in ("rio", "red", "fq_codel"):
-        raise ValueError(f"aqm {aqm!r}: rio, red or fq_codel")
+    per-queue CoDel, docs/aqm.md) or "cubic" (no profilers, drop-tail, CUBIC senders with
+    delayed ACKs and a 1 MB window)."""
+    if aqm not in DUMBBELL_VARIANTS:
+        raise ValueError(f"aqm {aqm!r}: one of {', '.join(DUMBBELL_VARIANTS)}")
+    description, title = DUMBBELL_VARIANTS[aqm]
     d = DUMBBELL
     plan = dumbbell_plan(flows)
     name = f"dumbbell-{flows}" + ("" if aqm == "rio" else f"-{aqm}".replace("_", "-"))
-    described = {"rio": "RIO with token-bucket profilers on half", "red": "RED", "fq_codel": "FQ-CoDel"}[aqm]
     hosts = [f"s{i}" for i in range(flows)] + [f"d{i}" for i in range(flows)]
     out = [
         f'name = "bench-{name}"',
-        f'description = "Seed 002 dumbbell, {flows} TCP SACK connections, {described}"',
+        f'description = "Seed 002 dumbbell, {flows} TCP SACK connections, {description}"',
         f'duration = "{_seconds(duration_s)}"',
         f"seed = {SEED}",
         "[nodes]",
@@ -173,7 +186,8 @@ def dumbbell(flows: int, duration_s: float = 100.0, *, aqm: str = "rio") -> Benc
             f'min_th = "{out_min}p", max_th = "{out_max}p", max_p = {out_p} }}'
         )
     else:
-        bottleneck_q = f'{{ type = "fq_codel", limit = "{limit}p" }}'
+        queue = "fq_codel" if aqm == "fq_codel" else "droptail"
+        bottleneck_q = f'{{ type = "{queue}", limit = "{limit}p" }}'
     for f in plan:
         out += _link(f"s{f.index}", "R0", d["access_rate_bps"], f.src_delay_us, access_q)
     out += _link("R0", "R1", d["bottleneck_rate_bps"], d["bottleneck_delay_us"], bottleneck_q)
@@ -184,6 +198,8 @@ def dumbbell(flows: int, duration_s: float = 100.0, *, aqm: str = "rio") -> Benc
         f'{{ variant = "sack", mss = "{d["mss"]}B", window = "{d["mss"] * d["window_pkts"]}B", initial_window = "2p", '
         'counting = "packets", delayed_ack = false, min_rto = "200ms", initial_rto = "3s", granularity = "10ms" }'
     )
+    if aqm == "cubic":
+        tcp = f'{{ variant = "sack", congestion = "cubic", mss = "{d["mss"]}B", window = "1MB", min_rto = "200ms" }}'
     for f in plan:
         out += [
             "[[flow]]",
@@ -205,8 +221,7 @@ def dumbbell(flows: int, duration_s: float = 100.0, *, aqm: str = "rio") -> Benc
                     f'meter = {{ type = "token_bucket", rate = "{d["profile_rate_bps"]}bps", depth = "{d["profile_depth_bytes"]}B" }}',
                     'in = { mark = "AF11" }',
                 ]
-    title = f"seed 002 dumbbell, {flows} TCP, " + {"rio": "RIO + token-bucket profilers", "red": "RED", "fq_codel": "FQ-CoDel"}[aqm]
-    return Benchmark(name, title, "\n".join(out) + "\n", "R0->R1", duration_s, flows)
+    return Benchmark(name, f"seed 002 dumbbell, {flows} TCP, {title}", "\n".join(out) + "\n", "R0->R1", duration_s, flows)
 
 
 # ---------------------------------------------------------------------------------------
@@ -316,7 +331,15 @@ def suite(quick: bool = False, duration_s: float | None = None) -> list[Benchmar
     """The benchmark scenarios: 100 s of simulated time each (10 s with `quick`), or
     `duration_s`."""
     d = duration_s if duration_s is not None else (10.0 if quick else 100.0)
-    return [dumbbell(50, d), dumbbell(100, d), dumbbell(200, d), dumbbell(50, d, aqm="fq_codel"), cbr_chain(duration_s=d), rashaper(d)]
+    return [
+        dumbbell(50, d),
+        dumbbell(100, d),
+        dumbbell(200, d),
+        dumbbell(50, d, aqm="fq_codel"),
+        dumbbell(50, d, aqm="cubic"),
+        cbr_chain(duration_s=d),
+        rashaper(d),
+    ]
 
 
 # ---------------------------------------------------------------------------------------

@@ -198,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser(
         "bench",
         help="time dsim on its benchmark scenarios (wall time, events/s, packets/s, peak memory)",
-        description="Runs the benchmark suite (seed 002 dumbbell at 50, 100 and 200 TCP flows, a CBR chain, "
+        description="Runs the benchmark suite (seed 002 dumbbell at 50, 100 and 200 TCP flows and with 50 CUBIC flows, a CBR chain, "
         "the seed 004 network), each scenario in a child process, and prints wall time, simulated seconds "
         "per wall second, events per second, packets across the bottleneck per second and peak memory; "
         "then times replications run sequentially and in parallel. See docs/performance.md.",

@@ -427,8 +427,16 @@ fn tcp_columns(f: &mut TableBuilder, tcp: Option<&TcpFlow>, w: &Window) {
     );
 }
 
-/// One row per recorded sample of each TCP flow that asked for a series.
+/// One row per recorded sample of each TCP flow that asked for a series; CUBIC's W_max and
+/// K when one of those flows runs CUBIC, DCTCP's Alpha when one runs DCTCP.
 fn series_table(sim: &Simulation, info: &RunInfo) -> Table {
+    let recorded = |kind: &str| {
+        sim.flows
+            .iter()
+            .filter_map(|f| f.tcp())
+            .any(|t| t.series.is_some() && t.sender.cc.name() == kind)
+    };
+    let (cubic, dctcp) = (recorded("cubic"), recorded("dctcp"));
     let mut b = TableBuilder::default();
     for flow in &sim.flows {
         let Some(series) = flow.tcp().and_then(|t| t.series.as_ref()) else {
@@ -443,6 +451,13 @@ fn series_table(sim: &Simulation, info: &RunInfo) -> Table {
             b.u("flight_bytes", r.flight);
             b.f("srtt_ms", r.srtt.map_or(f64::NAN, |d| d.as_millis_f64()));
             b.f("rto_ms", r.rto.as_millis_f64());
+            if cubic {
+                b.f("cubic_wmax_bytes", r.w_max);
+                b.f("cubic_k_s", r.k);
+            }
+            if dctcp {
+                b.f("dctcp_alpha", r.alpha);
+            }
             b.end_row();
         }
     }

@@ -7,8 +7,9 @@ use dsim_core::scenario;
 use dsim_core::sim::Simulation;
 use dsim_core::stats::Window;
 use dsim_core::time::SimTime;
+use dsim_core::transport::tcp::cubic::Cubic;
 use dsim_core::transport::tcp::{
-    Counting, LogEntry, LogEvent, RtoRestart, RttParams, Sender, SenderParams, VariantKind,
+    Congestion, Counting, CubicSpec, LogEntry, LogEvent, RtoRestart, RttParams, Sender, SenderParams, VariantKind,
 };
 
 fn build(toml: &str, seed: u64) -> Simulation {
@@ -611,6 +612,12 @@ const FIRST_ROUNDS: Acks<'static> = &[
 ];
 
 fn timer_sender(variant: VariantKind, rto_restart: RtoRestart, iw: u64) -> Sender {
+    hand_fed_sender(variant, rto_restart, iw, Congestion::default())
+}
+
+/// A sender fed ACKs by hand: MSS 1000 B, byte counting, IW `iw` segments, a window that
+/// never limits, its log on, an infinite source.
+fn hand_fed_sender(variant: VariantKind, rto_restart: RtoRestart, iw: u64, congestion: Congestion) -> Sender {
     let params = SenderParams {
         mss: 1000,
         window: 1_000_000,
@@ -618,6 +625,7 @@ fn timer_sender(variant: VariantKind, rto_restart: RtoRestart, iw: u64) -> Sende
         counting: Counting::Bytes,
         ecn: false,
         rtt: RttParams::default(),
+        congestion,
         rto_restart,
     };
     let always = Window {
@@ -1068,4 +1076,164 @@ fn same_seed_same_results() {
     let text = |seed: u64, jobs: usize| format!("{:?}", dsim_core::run(&sc, seed, 2, jobs).unwrap().flows);
     assert_eq!(text(9, 1), text(9, 2));
     assert_ne!(text(9, 1), text(10, 1));
+}
+
+// ---------------------------------------------------------------------------------------
+// CUBIC (RFC 9438) through the sender, hand-computed.
+//
+// The sender of the timer cases (SACK, MSS 1000 B, IW 4, byte counting) with CUBIC. ACK
+// 1001 at 100 ms: slow start to cwnd 5000, the first RTT sample (100 ms), segments 4 and
+// 5 leave (SND.MAX 6001). Three SACKed duplicates; the third, at 200 ms, starts recovery:
+// FlightSize 5000, so ssthresh = cwnd = 0.7 * 5000 = 3500 (4.6) and W_max = 5000 (4.7:
+// no earlier W_max). pipe = 2 segments (the retransmission of 1, segment 5), so one new
+// segment (6) leaves at once; the SACK at 201 ms releases segment 7; ACK 6001 at 300 ms
+// reaches RecoveryPoint (6001): recovery ends with cwnd 3500 and segment 8 leaves.
+// ACK 7001 at 301 ms times segment 6 (sent at 200 ms): RTT 101 ms, SRTT = 100 + 1/8 =
+// 100.125 ms (RFC 6298 (2.3)); it is the first ACK in congestion avoidance: t_epoch =
+// 301 ms, cwnd_epoch = 3500, K = cbrt((5000 - 3500) / (0.4 * 1000)) = cbrt(3.75) s.
+
+const CUBIC_ROUNDS: Acks<'static> = &[
+    (100, 1001, &[]),
+    (101, 1001, &[(2001, 3001)]),
+    (102, 1001, &[(2001, 4001)]),
+    (200, 1001, &[(2001, 5001)]),
+    (201, 1001, &[(2001, 6001)]),
+    (300, 6001, &[]),
+    (301, 7001, &[]),
+    (302, 8001, &[]),
+    (303, 9001, &[]),
+];
+
+fn cubic_sender(spec: CubicSpec) -> Sender {
+    hand_fed_sender(
+        VariantKind::Sack,
+        RtoRestart::OnRetransmit,
+        4,
+        Congestion::Cubic(Cubic::new(spec)),
+    )
+}
+
+/// cwnd after each ACK of `acks`.
+fn cwnds(s: &mut Sender, acks: Acks) -> Vec<u64> {
+    acks.iter()
+        .map(|&(t, ack, blocks)| {
+            s.on_ack(ms(t), ack, 1_000_000, false, blocks.iter().copied(), false);
+            s.cwnd
+        })
+        .collect()
+}
+
+#[test]
+fn cubic_trace_through_recovery_into_congestion_avoidance() {
+    let k = 3.75f64.cbrt();
+    let srtt = 0.100_125;
+    // W_cubic(t) in bytes for this stage (eq. 1, C = 0.4 segments/s^3, W_max 5000 B).
+    let w_cubic = |t: f64| 400.0 * (t - k).powi(3) + 5000.0;
+    let alpha = 3.0 * (1.0 - 0.7) / (1.0 + 0.7);
+    for reno_friendly in [true, false] {
+        let spec = CubicSpec {
+            reno_friendly,
+            ..Default::default()
+        };
+        let mut s = cubic_sender(spec);
+        let got = cwnds(&mut s, CUBIC_ROUNDS);
+        // The ACKs in congestion avoidance, 301, 302 and 303 ms (t = 0, 1, 2 ms), each of
+        // 1000 B: W_est grows by alpha * 1000 * 1000 / cwnd (eq. 4 with bytes counted);
+        // the Reno-friendly region holds while W_cubic(t) < W_est, and cwnd is then W_est;
+        // otherwise cwnd grows by (target - cwnd) * 1000 / cwnd with target =
+        // W_cubic(t + SRTT) (4.4). The fraction of a byte carries over.
+        let (mut exact, mut w_est) = (3500.0f64, 3500.0f64);
+        let mut want_ca = Vec::new();
+        for i in 0..3 {
+            let t = i as f64 * 0.001;
+            let cwnd = exact.floor();
+            w_est += alpha * 1e6 / cwnd;
+            exact = if reno_friendly && w_cubic(t) < w_est {
+                exact.max(w_est)
+            } else {
+                let target = w_cubic(t + srtt).clamp(cwnd, 1.5 * cwnd);
+                exact + (target - cwnd) * 1000.0 / cwnd
+            };
+            want_ca.push(exact.floor() as u64);
+        }
+        let mut want = vec![5000, 5000, 5000, 3500, 3500, 3500];
+        want.extend(&want_ca);
+        assert_eq!(got, want, "reno_friendly {reno_friendly}");
+        // Friendly: 3500 + 151.26 = 3651, then + 145.02 = 3796, + 139.5 = 3935.
+        if reno_friendly {
+            assert_eq!(want_ca, vec![3651, 3796, 3935]);
+        } else {
+            assert!(want_ca[0] < 3600 && want_ca[0] > 3500, "{want_ca:?}");
+        }
+        assert_eq!(s.ssthresh, 3500);
+        let Congestion::Cubic(c) = s.cc else { panic!("cubic") };
+        assert_eq!(c.w_max, Some(5000.0));
+        let e = c.epoch.expect("a stage");
+        assert_eq!(e.start, ms(301));
+        assert!((e.k - k).abs() < 1e-12);
+        // The fast retransmit and the end of recovery, with CUBIC's ssthresh.
+        let events: Vec<T> = s.log.as_ref().unwrap().iter().filter_map(trace_event).collect();
+        assert!(events.contains(&T::Fr(1, 3500, 3500)), "{events:?}");
+        assert!(events.contains(&T::End(6, 3500, 3500)), "{events:?}");
+    }
+}
+
+#[test]
+fn cubic_through_the_simulation_one_drop() {
+    // The trace scenario (120 ms RTT, clean rounds) with CUBIC and SACK, segment 20
+    // dropped: at the third duplicate ACK FlightSize is 22 segments (see trace_one_drop),
+    // so ssthresh = cwnd = 0.7 * 22000 = 15400 and W_max = 22000; the ACK of all of
+    // 20-41 ends recovery with cwnd 15400. The next stage has K = cbrt((22000 - 15400) /
+    // 400) = cbrt(16.5) s.
+    let sim = logged_run("sack", &[(20, 1)], ", congestion = \"cubic\"");
+    let events: Vec<T> = sender_log(&sim).iter().filter_map(trace_event).collect();
+    let fr = events.iter().position(|t| matches!(t, T::Fr(..))).unwrap();
+    assert_eq!(events[fr], T::Fr(20, 15400, 15400));
+    assert!(events.contains(&T::End(42, 15400, 15400)), "{events:?}");
+    let Congestion::Cubic(c) = sim.flows[0].tcp().unwrap().sender.cc else {
+        panic!("cubic")
+    };
+    assert_eq!(c.w_max, Some(22000.0));
+    let e = c.epoch.expect("congestion avoidance after the recovery");
+    assert!((e.k - 16.5f64.cbrt()).abs() < 1e-12);
+    assert_eq!(counters(&sim), (1, 1, 0));
+}
+
+// ---------------------------------------------------------------------------------------
+// DCTCP (RFC 8257) with step marking.
+
+/// The bottleneck's (mean queue in packets, drops, CE marks) and the goodput of both flows
+/// of `dumbbell` with `tcp` for each flow and `queue` at the bottleneck.
+fn marked_dumbbell(queue: &str, tcp: &str, seed: u64) -> (f64, u64, u64, f64) {
+    let toml = dumbbell("8ms", "8ms", queue, "sack", "40s").replace(
+        "tcp = { variant = \"sack\", window = \"1MB\" }",
+        &format!("tcp = {{ variant = \"sack\", window = \"1MB\", {tcp} }}"),
+    );
+    let sim = run(&toml, seed);
+    let port = sim.net.ports.iter().find(|p| p.name == "R1->R2").unwrap();
+    let c = &port.stats[0];
+    let goodput = goodput_bps(&sim, 0) + goodput_bps(&sim, 1);
+    (c.mean_len(&sim.window).0, c.drops.total_pkts(), c.marks_pkts, goodput)
+}
+
+#[test]
+fn dctcp_holds_the_queue_near_k_without_loss_and_keeps_the_link_busy() {
+    // Two flows, 28 ms of propagation round trip through 10 Mbit/s: a bandwidth-delay
+    // product of 23 packets. K = 5 packets, about BDP / 5 (the DCTCP paper's rule for full
+    // throughput is K > BDP / 7); the buffer (200 packets) is never reached. RFC 8257
+    // section 1: DCTCP reacts in proportion to the extent of congestion, so the queue
+    // stays short and the link busy; Reno with the same marks halves on each (RFC 3168)
+    // and, with K below the BDP, leaves the link idle after each halving.
+    let q = "{ type = \"droptail\", limit = \"200p\", mark_threshold = \"5p\" }";
+    let line = 10e6 * 1460.0 / 1500.0;
+    for seed in [1, 2] {
+        let (dq, ddrops, dmarks, dgood) = marked_dumbbell(q, "congestion = \"dctcp\", ecn = true", seed);
+        let (_, rdrops, rmarks, rgood) = marked_dumbbell(q, "ecn = true", seed);
+        assert_eq!((ddrops, rdrops), (0, 0), "marks, no drops");
+        assert!(dmarks > 0 && rmarks > 0);
+        assert!(dgood > 0.95 * line, "seed {seed}: DCTCP {dgood:.0}");
+        assert!(dgood > rgood, "seed {seed}: DCTCP {dgood:.0}, Reno {rgood:.0}");
+        // Marks from 6 packets on; the queue averages a few packets around K.
+        assert!((2.0..=12.0).contains(&dq), "seed {seed}: mean queue {dq:.2}");
+    }
 }

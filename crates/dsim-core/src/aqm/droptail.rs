@@ -8,6 +8,13 @@
 //! packet's size, so the queue may end less than one packet above its limit (dummynet,
 //! FreeBSD `ip_dummynet.c`: "if (q->len_bytes > fs->qsize) goto dropit"): small packets are
 //! then refused exactly when large ones are.
+//!
+//! Step marking (DCTCP, RFC 8257 section 3.1: a switch marks arriving packets CE when its
+//! queue exceeds a threshold K): with `mark_threshold` K, an ECN-capable packet that finds
+//! more than K packets (or bytes) queued at its arrival, the packet on the wire not
+//! counted, is marked CE when it is admitted. ns-3 gets the same from RED with MinTh =
+//! MaxTh = K and QW = 1, which marks from K queued packets on (dsim's K - 1); Linux from
+//! RED or a qdisc's `ce_threshold`.
 
 use std::collections::VecDeque;
 
@@ -36,6 +43,29 @@ pub struct DroptailSpec {
     /// packet must fit (ns-2, Linux bfifo).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub overshoot: bool,
+    /// Step marking for DCTCP (RFC 8257 3.1): an ECN-capable packet that finds more than
+    /// this many packets ("20p") or bytes queued is marked CE. None by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[param(range = "[0, inf)")]
+    pub mark_threshold: Option<Limit>,
+}
+
+/// A marking threshold in the limit's unit must lie below the limit: no packet would find
+/// more queued.
+pub fn check_mark_threshold(threshold: Option<Limit>, limit: Limit, path: &KeyPath) -> Result<(), ConfigError> {
+    let below = match (threshold, limit) {
+        (Some(Limit::Packets(k)), Limit::Packets(n)) | (Some(Limit::Bytes(k)), Limit::Bytes(n)) => k < n,
+        _ => true,
+    };
+    if !below {
+        let k = threshold.expect("compared");
+        return Err(ConfigError::new(
+            path.clone(),
+            Some(format!("\"{k}\"")),
+            format!("mark_threshold must be below the queue limit ({limit}): no packet finds more queued"),
+        ));
+    }
+    Ok(())
 }
 
 /// `overshoot` is dummynet's byte-limit rule: it needs a byte limit.
@@ -58,6 +88,7 @@ impl Default for DroptailSpec {
         DroptailSpec {
             limit: default_limit(),
             overshoot: false,
+            mark_threshold: None,
         }
     }
 }
@@ -67,10 +98,11 @@ impl DroptailSpec {
     pub fn queue(&self, path: &KeyPath) -> Result<AqmQueue, ConfigError> {
         self.check(path)?;
         check_overshoot(self.overshoot, self.limit, &path.key("overshoot"))?;
-        Ok(AqmQueue::new(
-            DropTailQueue::new(self.limit).with_overshoot(self.overshoot),
-            super::Aqm::DropTail,
-        ))
+        check_mark_threshold(self.mark_threshold, self.limit, &path.key("mark_threshold"))?;
+        let fifo = DropTailQueue::new(self.limit)
+            .with_overshoot(self.overshoot)
+            .with_mark_threshold(self.mark_threshold);
+        Ok(AqmQueue::new(fifo, super::Aqm::DropTail))
     }
 }
 
@@ -81,6 +113,8 @@ pub struct DropTailQueue {
     limit: Limit,
     /// Byte limit: admit while the bytes queued are at most the limit (dummynet's rule).
     overshoot: bool,
+    /// Step marking: mark ECN-capable arrivals that find more than this queued.
+    mark_threshold: Option<Limit>,
 }
 
 impl DropTailQueue {
@@ -94,6 +128,24 @@ impl DropTailQueue {
             bytes: 0,
             limit,
             overshoot: false,
+            mark_threshold: None,
+        }
+    }
+
+    /// The same queue with DCTCP's step marking at `threshold` (see the module documentation).
+    pub fn with_mark_threshold(mut self, threshold: Option<Limit>) -> Self {
+        self.mark_threshold = threshold;
+        self
+    }
+
+    /// Whether an ECN-capable packet arriving now is to be marked CE: it finds more than
+    /// the marking threshold queued (RFC 8257 3.1).
+    #[inline]
+    pub fn marks_arrival(&self) -> bool {
+        match self.mark_threshold {
+            None => false,
+            Some(Limit::Packets(k)) => self.pkts.len() as u64 > k,
+            Some(Limit::Bytes(k)) => self.bytes > k,
         }
     }
 
@@ -105,6 +157,7 @@ impl DropTailQueue {
             bytes: 0,
             limit: Limit::Packets(u64::MAX),
             overshoot: false,
+            mark_threshold: None,
         }
     }
 
@@ -178,6 +231,34 @@ impl DropTailQueue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn step_marking_in_bytes() {
+        // K = 2500 B marks the arrival that finds 3000 B queued, not one that finds 2500 B.
+        let mut fifo = DropTailQueue::new(Limit::Bytes(10_000)).with_mark_threshold(Some(Limit::Bytes(2500)));
+        fifo.push(PktId(0), 1500);
+        fifo.push(PktId(1), 1000);
+        assert!(!fifo.marks_arrival(), "2500 B is not more than K");
+        fifo.push(PktId(2), 500);
+        assert!(fifo.marks_arrival());
+    }
+
+    #[test]
+    fn a_marking_threshold_lies_below_the_limit() {
+        let spec = |k: Limit| DroptailSpec {
+            limit: Limit::Packets(20),
+            overshoot: false,
+            mark_threshold: Some(k),
+        };
+        let e = spec(Limit::Packets(20))
+            .queue(&KeyPath::root().key("queue"))
+            .unwrap_err();
+        assert_eq!(e.path.to_string(), "queue.mark_threshold");
+        assert!(e.rule.contains("below the queue limit (20p)"), "{e}");
+        assert!(spec(Limit::Packets(19)).queue(&KeyPath::root()).is_ok());
+        // Bytes against a packet limit: nothing to compare.
+        assert!(spec(Limit::Bytes(100_000)).queue(&KeyPath::root()).is_ok());
+    }
 
     #[test]
     fn packet_limit() {

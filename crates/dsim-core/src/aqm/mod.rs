@@ -440,7 +440,9 @@ pub(crate) fn count_as_f64(n: u64) -> f64 {
 
 /// The queue's decision on an arriving packet given the policy's `congestion` verdict: an
 /// early verdict drops it, or marks it CE with `ecn` on and an ECN-capable packet; a
-/// forced verdict drops it; else it joins `fifo` if the physical limit takes it.
+/// forced verdict drops it; else it joins `fifo` if the physical limit takes it. An
+/// ECN-capable packet above `fifo`'s marking threshold is marked (DCTCP's step marking)
+/// and not dropped early.
 #[inline]
 fn admit(
     fifo: &mut DropTailQueue,
@@ -450,9 +452,10 @@ fn admit(
     congestion: Congestion,
     ctx: &mut QueueCtx,
 ) -> Verdict {
+    let step = pkt.ecn_capable && fifo.marks_arrival();
     let mark = match congestion {
-        Congestion::None => false,
-        Congestion::Early if ecn && pkt.ecn_capable => true,
+        Congestion::None => step,
+        Congestion::Early if step || (ecn && pkt.ecn_capable) => true,
         Congestion::Early => return Verdict::Drop(DropCause::Early),
         Congestion::Forced => return Verdict::Drop(DropCause::Forced),
     };
@@ -534,12 +537,23 @@ mod tests {
     }
 
     fn offer(q: &mut AqmQueue, ecn: Ecn) -> (Verdict, Ecn) {
+        offer_all(q, &[ecn])[0]
+    }
+
+    /// Offers 500-byte packets with these codepoints one after the other: each one's
+    /// verdict and codepoint after it.
+    fn offer_all(q: &mut AqmQueue, ecns: &[Ecn]) -> Vec<(Verdict, Ecn)> {
         let mut pkts = PacketArena::default();
-        let id = pkts.alloc(Packet {
-            size: 500,
-            ecn,
-            ..Default::default()
-        });
+        let ids: Vec<PktId> = ecns
+            .iter()
+            .map(|&ecn| {
+                pkts.alloc(Packet {
+                    size: 500,
+                    ecn,
+                    ..Default::default()
+                })
+            })
+            .collect();
         let mut rng = stream(1, "q");
         let mut dropped = Vec::new();
         let mut ctx = QueueCtx {
@@ -548,8 +562,49 @@ mod tests {
             rng: &mut rng,
             dropped: &mut dropped,
         };
-        let v = q.enqueue(id, &mut ctx);
-        (v, pkts[id].ecn)
+        let verdicts: Vec<Verdict> = ids.iter().map(|&id| q.enqueue(id, &mut ctx)).collect();
+        ids.iter().zip(verdicts).map(|(&id, v)| (v, pkts[id].ecn)).collect()
+    }
+
+    #[test]
+    fn step_marking_marks_what_finds_more_than_k_queued() {
+        // RFC 8257 3.1, K = 2 packets in a 5-packet drop-tail queue: arrivals 1-3 find 0,
+        // 1, 2 queued and keep their codepoint; the 4th and 5th find 3 and 4 (more than K)
+        // and are marked if ECN-capable (the Not-ECT one is admitted unmarked); the 6th
+        // finds the queue full.
+        let spec = DroptailSpec {
+            limit: Limit::Packets(5),
+            overshoot: false,
+            mark_threshold: Some(Limit::Packets(2)),
+        };
+        let mut q = spec.queue(&crate::params::KeyPath::root()).unwrap();
+        let (ect, not) = (Ecn::Ect0, Ecn::NotEct);
+        let got = offer_all(&mut q, &[ect, ect, ect, ect, not, Ecn::Ect1]);
+        let admit = Verdict::Admit;
+        assert_eq!(
+            got,
+            [
+                (admit, ect),
+                (admit, ect),
+                (admit, ect),
+                (admit, Ecn::Ce),
+                (admit, not),
+                (Verdict::Drop(DropCause::Overflow), Ecn::Ect1)
+            ]
+        );
+        // RED (ECN off) with an early verdict certain, one packet queued and K = 0: an
+        // ECN-capable arrival is marked and not dropped early; a Not-ECT one is dropped.
+        let red_with_one_queued = || {
+            let mut q = red_queue(false, 2.0);
+            q.fifo = DropTailQueue::new(Limit::Packets(10)).with_mark_threshold(Some(Limit::Packets(0)));
+            q.fifo.push(PktId(99), 500);
+            q
+        };
+        assert_eq!(offer(&mut red_with_one_queued(), ect), (admit, Ecn::Ce));
+        assert_eq!(
+            offer(&mut red_with_one_queued(), not),
+            (Verdict::Drop(DropCause::Early), not)
+        );
     }
 
     #[test]

@@ -163,6 +163,12 @@ red_table! {
         /// 3168); forced verdicts always drop.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         pub ecn: bool,
+        /// Step marking for DCTCP (RFC 8257 3.1): an ECN-capable packet that finds more
+        /// than this many packets ("20p") or bytes queued is marked CE, and then not
+        /// dropped early; none by default (see `droptail`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[param(range = "[0, inf)")]
+        pub mark_threshold: Option<Limit>,
         /// Record the average and the instantaneous queue every this long (the
         /// `queue_series` table).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -176,9 +182,10 @@ impl RedSpec {
     pub fn queue(&self, rate: Rate, path: &KeyPath) -> Result<AqmQueue, ConfigError> {
         self.check(path)?;
         let params = RedParams::new(self.curve(), self.averaging(), Some(self.limit), rate, path)?;
+        super::droptail::check_mark_threshold(self.mark_threshold, self.limit, &path.key("mark_threshold"))?;
         let unit = super::unit_of(params.bytes);
         let mut q = AqmQueue::new(
-            DropTailQueue::new(self.limit),
+            DropTailQueue::new(self.limit).with_mark_threshold(self.mark_threshold),
             super::Aqm::Red(super::Red {
                 params,
                 vars: RedVars::default(),

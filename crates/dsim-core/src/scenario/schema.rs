@@ -14,9 +14,10 @@ pub use crate::sched::QueueSpec;
 pub use crate::sched::dsd::spec::{DsdControlSpec, DsdRedSpec, DsdSpec};
 
 use super::capture::{CaptureSpec, DropRuleSpec};
-use super::transport::{DistSpec, StartSpec, TcpSpec};
+use super::transport::{DistSpec, StartSpec};
 use crate::packet::Dscp;
 use crate::time::{Bytes, Duration, Fraction, Rate};
+use crate::transport::tcp::TcpSpec;
 
 fn one() -> u32 {
     1

@@ -14,25 +14,25 @@
 //!   packet counting), RFC 6298 timer management, RFC 3168 ECN response, the send loop;
 //! - [`variant`] with [`reno`] (RFC 5681 3.2), [`newreno`] (RFC 6582) and [`sack`]
 //!   (RFC 6675 over RFC 2018), and the [`scoreboard`] of RFC 6675;
+//! - [`congestion`]: congestion avoidance and the ssthresh of congestion events, chosen
+//!   apart from loss recovery: Reno (RFC 5681 3.1), [`cubic`] (RFC 9438) or [`dctcp`]
+//!   (RFC 8257);
 //! - [`rtt`]: the RFC 6298 estimator; [`receiver`]: reassembly, delayed ACKs, SACK blocks;
 //! - [`ranges`]: the small sorted range set the scoreboard and the receiver share;
 //! - this file: the connection that ties them to the application, the timers and the
 //!   packets, and the per-flow statistics.
 //!
-//! Parameters ([`TcpParams`], defaults in brackets): variant [sack]; MSS [1460 B];
-//! window, the receiver's buffer and so the largest window [65535 B, the largest window
-//! without window scaling: "a maximum window of 64 KB"]; initial window [RFC 5681 (1)];
-//! counting [bytes]; initial RTO [1 s], minimum RTO [200 ms], maximum RTO [60 s], clock
-//! granularity [1 ms]; what restarts the retransmission timer [also loss recovery's
-//! retransmission of SND.UNA, as ns-2, Linux and FreeBSD; or only the ACK of new data,
-//! RFC 6298 (5.3)]; delayed ACK [40 ms; or off]; SACK blocks per ACK [3]; ECN [off];
-//! SYN/SYN-ACK handshake [off].
+//! - [`spec`]: the `tcp` table ([`TcpSpec`]), each key declared once with its default,
+//!   resolved into the [`TcpParams`] both ends run with.
 //!
 //! Timers are cancelled lazily ([`Timers`]): the connection keeps each timer's deadline;
 //! the simulation holds at most one event per timer at the earliest deadline it was
 //! asked for, and an event that finds its deadline moved later re-arms itself instead of
 //! firing. Restarting the retransmission timer on every ACK therefore costs no event.
 
+pub mod congestion;
+pub mod cubic;
+pub mod dctcp;
 pub mod newreno;
 pub mod ranges;
 pub mod receiver;
@@ -41,17 +41,25 @@ pub mod rtt;
 pub mod sack;
 pub mod scoreboard;
 pub mod sender;
+pub mod spec;
 pub mod variant;
+
+use serde::{Deserialize, Serialize};
 
 use crate::app::{Ftp, TcpApp};
 use crate::engine::rng::Rng;
 use crate::packet::{Direction, Dscp, Ecn, FlowId, NodeId, Packet, PacketArena, PktId, TcpHeader, tcp_flags};
+use crate::params::Params;
 use crate::stats::Window;
 use crate::time::{Duration, SimTime};
 
-pub use receiver::{AckPolicy, Receiver, ReceiverParams};
+pub use congestion::{Congestion, CongestionKind};
+pub use cubic::{CubicRtt, CubicSpec};
+pub use dctcp::DctcpSpec;
+pub use receiver::{AckPolicy, EcnEcho, Receiver, ReceiverParams};
 pub use rtt::{RttEstimator, RttParams};
 pub use sender::{Counting, DATA_START, ISN, LogEntry, LogEvent, RtoRestart, Segment, Sender, SenderParams};
+pub use spec::{DelayedAckSpec, SeriesSpec, TcpSpec};
 pub use variant::{LossRecovery, Variant};
 
 /// IPv4 (20) + TCP (20) header bytes without options.
@@ -66,8 +74,9 @@ pub const fn sack_option_len(blocks: u32) -> u32 {
     if blocks == 0 { 0 } else { 4 + 8 * blocks }
 }
 
-/// Which loss recovery a connection runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which loss recovery a connection runs (`variant = "reno"`, `"newreno"`, `"sack"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Params)]
+#[serde(rename_all = "lowercase")]
 pub enum VariantKind {
     Reno,
     NewReno,
@@ -96,10 +105,12 @@ pub enum SeriesMode {
 /// Most rows a flow's series holds; recording stops there (the row count says so).
 pub const SERIES_CAP: usize = 100_000;
 
-/// A connection's configuration (both ends use the same).
+/// A connection's configuration, resolved from its [`TcpSpec`] (both ends use the same).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TcpParams {
     pub variant: VariantKind,
+    /// The congestion control in its initial state.
+    pub congestion: Congestion,
     pub mss: u32,
     pub window: u32,
     /// IW in bytes.
@@ -115,21 +126,11 @@ pub struct TcpParams {
 }
 
 impl Default for TcpParams {
+    /// What a `tcp` table without keys declares ([`TcpSpec::default`]).
     fn default() -> Self {
-        TcpParams {
-            variant: VariantKind::Sack,
-            mss: 1460,
-            window: 65_535,
-            initial_window: SenderParams::rfc5681_initial_window(1460),
-            counting: Counting::Bytes,
-            rtt: RttParams::default(),
-            rto_restart: RtoRestart::OnRetransmit,
-            delayed_ack: Some(Duration::from_millis(40)),
-            sack_blocks: 3,
-            ecn: false,
-            handshake: false,
-            series: None,
-        }
+        TcpSpec::default()
+            .params(&crate::params::KeyPath::root())
+            .expect("the declared defaults obey the table's rules")
     }
 }
 
@@ -272,7 +273,7 @@ pub struct TcpStats {
 }
 
 /// One row of the series table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SeriesRow {
     pub t: SimTime,
     pub cwnd: u64,
@@ -280,6 +281,11 @@ pub struct SeriesRow {
     pub flight: u64,
     pub srtt: Option<Duration>,
     pub rto: Duration,
+    /// CUBIC's W_max in bytes and the K of its current stage in seconds (NaN otherwise).
+    pub w_max: f64,
+    pub k: f64,
+    /// DCTCP's Alpha (NaN otherwise).
+    pub alpha: f64,
 }
 
 #[derive(Clone, Debug)]
@@ -351,12 +357,17 @@ impl TcpFlow {
             ecn: params.ecn,
             rtt: params.rtt,
             rto_restart: params.rto_restart,
+            congestion: params.congestion,
         };
         let rp = ReceiverParams {
             sack: params.variant == VariantKind::Sack,
             max_blocks: params.sack_blocks,
             delayed_ack: params.delayed_ack,
             window: params.window,
+            echo: match params.congestion {
+                Congestion::Dctcp(_) => EcnEcho::Dctcp,
+                _ => EcnEcho::Rfc3168,
+            },
         };
         TcpFlow {
             flow,
@@ -479,6 +490,11 @@ impl TcpFlow {
             return;
         }
         if len > 0 {
+            if self.receiver.acks_before(ce) {
+                // RFC 8257 3.2: the delayed ACK of the segments before this one, with their
+                // CE state, before the state changes.
+                self.send_reverse(io, 0);
+            }
             let arrival = self.receiver.on_segment(seq, len, ce, flags & tcp_flags::CWR != 0);
             if arrival.delivered > 0 && self.window.contains(now) {
                 self.stats.goodput_bytes += arrival.delivered;
@@ -761,6 +777,7 @@ impl TcpFlow {
     }
 
     fn sample(&mut self, now: SimTime) {
+        let (w_max, k) = self.sender.cc.cubic_state();
         let row = SeriesRow {
             t: now,
             cwnd: self.sender.cwnd,
@@ -768,6 +785,9 @@ impl TcpFlow {
             flight: self.sender.flight_size(),
             srtt: self.sender.rtt.srtt(),
             rto: self.sender.rtt.rto(),
+            w_max,
+            k,
+            alpha: self.sender.cc.dctcp_alpha(),
         };
         if let Some(s) = &mut self.series {
             s.last = Some((row.cwnd, row.ssthresh));

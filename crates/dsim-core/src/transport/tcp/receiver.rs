@@ -19,7 +19,11 @@
 //!   block already included". Each block reports the current extent of its contiguous
 //!   queued data. At most `max_blocks` (3 by default, as with timestamps in use; up to 4).
 //! - ECN, RFC 3168 section 6.1.3: after a CE-marked data packet the receiver sets ECE on
-//!   every ACK until a data packet with CWR arrives.
+//!   every ACK until a data packet with CWR arrives. With DCTCP (RFC 8257 section 3.2) ECE
+//!   repeats the CE mark of the last data packet instead (DCTCP.CE), and a change of that
+//!   state is acknowledged at once; when an ACK was being delayed, the segments before
+//!   the change are acknowledged first with the old state (the two ACKs the section
+//!   allows, which Linux's `dctcp_ece_ack_update` and ns-3's `TcpDctcp` send).
 
 use super::ranges::RangeSet;
 use crate::packet::{MAX_SACK_BLOCKS, TcpHeader, tcp_flags};
@@ -35,6 +39,17 @@ pub struct ReceiverParams {
     pub delayed_ack: Option<Duration>,
     /// Advertised window in bytes.
     pub window: u32,
+    /// How ECE echoes CE marks.
+    pub echo: EcnEcho,
+}
+
+/// How the receiver echoes CE marks in ECE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnEcho {
+    /// RFC 3168 6.1.3: from a CE mark until a CWR.
+    Rfc3168,
+    /// RFC 8257 3.2: the CE state of the last data packet, changes acknowledged at once.
+    Dctcp,
 }
 
 /// What the arrival of a segment asks of the receiver.
@@ -90,15 +105,30 @@ impl Receiver {
         self.ooo.as_slice()
     }
 
+    /// With DCTCP's echo, whether a data segment marked `ce` changes the CE state while an
+    /// ACK is being delayed: the segments before it are then acknowledged first, with the
+    /// state they had (RFC 8257 3.2).
+    #[inline]
+    pub fn acks_before(&self, ce: bool) -> bool {
+        self.params.echo == EcnEcho::Dctcp && ce != self.ece && self.ack_pending()
+    }
+
     /// A data segment [seq, seq + len) arrived, with the CE mark `ce` and the CWR flag `cwr`.
     pub fn on_segment(&mut self, seq: u64, len: u32, ce: bool, cwr: bool) -> Arrival {
-        // RFC 3168 6.1.3: CWR ends the echo; a CE mark (re)starts it.
-        if cwr {
-            self.ece = false;
-        }
-        if ce {
-            self.ece = true;
-        }
+        let changed = match self.params.echo {
+            // RFC 3168 6.1.3: CWR ends the echo; a CE mark (re)starts it.
+            EcnEcho::Rfc3168 => {
+                if cwr {
+                    self.ece = false;
+                }
+                if ce {
+                    self.ece = true;
+                }
+                false
+            }
+            // RFC 8257 3.2 steps 1-3: a change of DCTCP.CE is acknowledged at once.
+            EcnEcho::Dctcp => std::mem::replace(&mut self.ece, ce) != ce,
+        };
         let end = seq + len as u64;
         if end <= self.rcv_nxt {
             // An old duplicate: acknowledge at once (RFC 793 3.9, RFC 5681 4.2).
@@ -123,7 +153,7 @@ impl Receiver {
             self.rcv_nxt = self.rcv_nxt.max(r);
         }
         self.unacked += 1;
-        let ack = if filled_gap || self.params.delayed_ack.is_none() || self.unacked >= 2 {
+        let ack = if changed || filled_gap || self.params.delayed_ack.is_none() || self.unacked >= 2 {
             AckPolicy::Now
         } else {
             AckPolicy::Delay
@@ -208,6 +238,7 @@ mod tests {
                 max_blocks: 3,
                 delayed_ack: delayed.then(|| Duration::from_millis(40)),
                 window: 65_535,
+                echo: EcnEcho::Rfc3168,
             },
             5000,
         )
@@ -300,6 +331,65 @@ mod tests {
         );
         // An old duplicate is acknowledged at once.
         assert_eq!(r.on_segment(5000, 500, false, false).ack, AckPolicy::Now);
+    }
+
+    #[test]
+    fn dctcp_echo_follows_the_ce_state_and_acks_its_changes_at_once() {
+        // RFC 8257 3.2 with delayed ACKs (one ACK per two segments). Segments of 500 B from
+        // 5000, CE marks 0 0 | 1 | 1 0 | 0 (CWR) 0. What the connection does: before a
+        // segment whose mark changes DCTCP.CE while an ACK is delayed, it acknowledges the
+        // segments before (`acks_before`), with their state; the segment itself is then
+        // acknowledged at once with the new state.
+        let mut r = Receiver::new(
+            ReceiverParams {
+                sack: true,
+                max_blocks: 3,
+                delayed_ack: Some(Duration::from_millis(40)),
+                window: 65_535,
+                echo: EcnEcho::Dctcp,
+            },
+            5000,
+        );
+        let mut acks = Vec::new();
+        let mut arrive = |r: &mut Receiver, seq: u64, ce: bool, cwr: bool| {
+            if r.acks_before(ce) {
+                let mut h = TcpHeader::default();
+                r.fill_ack(&mut h);
+                acks.push((h.ack, h.has(tcp_flags::ECE)));
+            }
+            if r.on_segment(seq, 500, ce, cwr).ack == AckPolicy::Now {
+                let mut h = TcpHeader::default();
+                r.fill_ack(&mut h);
+                acks.push((h.ack, h.has(tcp_flags::ECE)));
+            }
+        };
+        arrive(&mut r, 5000, false, false); // delayed
+        arrive(&mut r, 5500, false, false); // second segment: ACK 6000, ECE 0
+        arrive(&mut r, 6000, true, false); // 0 -> 1, nothing delayed: ACK 6500, ECE 1
+        arrive(&mut r, 6500, true, false); // delayed
+        arrive(&mut r, 7000, false, false); // 1 -> 0 with 6500 delayed: ACK 7000 ECE 1, ACK 7500 ECE 0
+        arrive(&mut r, 7500, false, true); // CWR changes nothing: delayed
+        arrive(&mut r, 8000, false, false); // second: ACK 8500, ECE 0
+        assert_eq!(
+            acks,
+            vec![(6000, false), (6500, true), (7000, true), (7500, false), (8500, false)]
+        );
+        // Without delayed ACKs every segment is acknowledged with its own mark.
+        let mut r = Receiver::new(
+            ReceiverParams {
+                delayed_ack: None,
+                echo: EcnEcho::Dctcp,
+                ..r.params
+            },
+            5000,
+        );
+        for (i, ce) in [true, false, true, true].into_iter().enumerate() {
+            assert!(!r.acks_before(ce));
+            r.on_segment(5000 + 500 * i as u64, 500, ce, false);
+            let mut h = TcpHeader::default();
+            r.fill_ack(&mut h);
+            assert_eq!(h.has(tcp_flags::ECE), ce);
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! (a "partial" ACK is just a new ACK to Reno); each further loss needs three more
 //! duplicate ACKs, halving cwnd again, or the retransmission timer.
 
+use super::congestion::Signal;
 use super::sender::{AckInfo, Sender};
 use super::variant::LossRecovery;
 
@@ -33,7 +34,7 @@ pub fn count_ack(s: &mut Sender, a: &AckInfo) -> bool {
 
 /// Steps 2 and 3 of RFC 5681 section 3.2 (shared with NewReno).
 pub fn enter_fast_recovery(s: &mut Sender) {
-    s.ssthresh = s.loss_ssthresh();
+    s.ssthresh = s.congestion_ssthresh(Signal::Loss);
     s.cwnd = s.ssthresh + 3 * s.mss();
     let seq = s.snd_una;
     s.fast_retransmit(seq);

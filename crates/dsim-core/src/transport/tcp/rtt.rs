@@ -11,10 +11,9 @@
 //! on expiry:        RTO = min(2 RTO, max_rto)                                (5.5)
 //! ```
 //!
-//! Parameters (all nanoseconds): `initial_rto` 1 s (2.1); `min_rto` 200 ms (RFC 6298 (2.4)
-//! asks for 1 s; dsim follows Linux and ns-2 practice and makes it a parameter);
-//! `max_rto` 60 s ((2.5): "at least 60 seconds"); `granularity` G 1 ms (a Linux jiffy at
-//! HZ = 1000). Samples are read on a clock that ticks every G: a segment sent at t0 and
+//! Parameters (all nanoseconds, declared with their defaults in [`super::TcpSpec`]):
+//! `initial_rto` (2.1), `min_rto` ((2.4) asks for 1 s; dsim follows Linux and ns-2
+//! practice and makes it a parameter), `max_rto` (2.5), the granularity G. Samples are read on a clock that ticks every G: a segment sent at t0 and
 //! acknowledged at t1 measures (floor(t1/G) - floor(t0/G)) G, as a real TCP's tick clock
 //! would. G = 0 is an ideal clock. The integer arithmetic of (2.3) floors to the
 //! nanosecond.
@@ -34,13 +33,9 @@ pub struct RttParams {
 }
 
 impl Default for RttParams {
+    /// The timer a `tcp` table without keys declares ([`super::TcpSpec`]).
     fn default() -> Self {
-        RttParams {
-            initial_rto: Duration::from_secs(1),
-            min_rto: Duration::from_millis(200),
-            max_rto: Duration::from_secs(60),
-            granularity: Duration::from_millis(1),
-        }
+        super::TcpParams::default().rtt
     }
 }
 

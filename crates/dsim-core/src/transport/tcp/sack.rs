@@ -28,6 +28,7 @@
 //! utilize all SACK information made available during the loss recovery following an
 //! RTO"). Limited transmit (2.c, a MAY) is not used.
 
+use super::congestion::Signal;
 use super::scoreboard::{DUP_THRESH, Scoreboard};
 use super::sender::{AckInfo, DATA_START, Segment, Sender};
 use super::variant::LossRecovery;
@@ -67,7 +68,7 @@ impl Sack {
     /// Step (4): fast retransmit and enter loss recovery.
     fn enter(&mut self, s: &mut Sender) {
         self.recovery_point = s.snd_max;
-        s.ssthresh = s.loss_ssthresh();
+        s.ssthresh = s.congestion_ssthresh(Signal::Loss);
         s.cwnd = s.ssthresh;
         let seq = s.snd_una;
         let end = seq + s.segment_len(seq, s.snd_max) as u64;

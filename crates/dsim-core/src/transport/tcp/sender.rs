@@ -1,26 +1,28 @@
-//! The TCP data sender: sequence variables, slow start and congestion avoidance, the
-//! retransmission timer, ECN response, and the send loop. Loss recovery (what a duplicate
-//! or partial ACK does) belongs to the variant ([`super::variant`]).
+//! The TCP data sender: sequence variables, slow start, the retransmission timer, ECN
+//! response, and the send loop. Loss recovery (what a duplicate or partial ACK does)
+//! belongs to the variant ([`super::variant`]); congestion avoidance and the ssthresh of a
+//! congestion event to the congestion control ([`super::congestion`]).
 //!
 //! Sources and formulas (sizes in bytes, SMSS = MSS):
-//! - RFC 5681 section 3.1, slow start (cwnd < ssthresh) and congestion avoidance. Two
-//!   counting modes, chosen per flow:
+//! - RFC 5681 section 3.1, slow start (cwnd < ssthresh); congestion avoidance is the
+//!   congestion control's. Two counting modes, chosen per flow:
 //!   * `bytes`, RFC 3465 appropriate byte counting: slow start cwnd += min(N, L) per ACK
 //!     of N new bytes, L = 2 SMSS (section 2.2), but L = 1 SMSS in the first round trip
-//!     after a timeout (section 2.3); congestion avoidance: bytes_acked += N, and when
-//!     bytes_acked >= cwnd, bytes_acked -= cwnd and cwnd += SMSS (section 2.1).
+//!     after a timeout (section 2.3); Reno's congestion avoidance counts bytes
+//!     (section 2.1).
 //!   * `packets`, per-ACK counting: slow start cwnd += SMSS per ACK of new data (RFC 5681
-//!     (2) for N >= SMSS); congestion avoidance cwnd += max(1, SMSS * SMSS / cwnd) (RFC
-//!     5681 (3)), the rule of ns-2's agents.
+//!     (2) for N >= SMSS); Reno's congestion avoidance adds SMSS * SMSS / cwnd per ACK
+//!     (RFC 5681 (3)), the rule of ns-2's agents.
 //! - RFC 5681 (1), initial window: IW = 2 SMSS if SMSS > 2190, 3 SMSS if SMSS > 1095,
 //!   else 4 SMSS (or as configured). Initial ssthresh = the maximum window ("arbitrarily
 //!   high ... the size of the largest possible advertised window").
-//! - RFC 5681 (4), on loss: ssthresh = max(FlightSize / 2, 2 SMSS), FlightSize =
-//!   SND.MAX - SND.UNA.
-//! - RFC 5681 section 3.1, timeout: cwnd = LW = 1 SMSS; ssthresh by (4) (at most the value
-//!   set when the current loss recovery began, if the timeout ends one) unless the segment
-//!   at SND.UNA has already been retransmitted by the timer ("ssthresh is held
-//!   constant"); the sender goes back to SND.UNA (go-back-N, as BSD and ns-2 do).
+//! - On loss the congestion control sets ssthresh (Reno: RFC 5681 (4), max(FlightSize /
+//!   2, 2 SMSS), FlightSize = SND.MAX - SND.UNA).
+//! - RFC 5681 section 3.1, timeout: cwnd = LW = 1 SMSS; ssthresh by the congestion
+//!   control ((4) for Reno; at most the value set when the current loss recovery began,
+//!   if the timeout ends one) unless the segment at SND.UNA has already been
+//!   retransmitted by the timer ("ssthresh is held constant"); the sender goes back to
+//!   SND.UNA (go-back-N, as BSD and ns-2 do).
 //! - RFC 5681 section 4.1, restart after idle: cwnd = min(IW, cwnd) before sending when
 //!   nothing was sent for more than one RTO.
 //! - RFC 6298 timer management (5.1)-(5.7), see [`super::rtt`]. RTT samples time one
@@ -29,8 +31,8 @@
 //!   segment at SND.UNA, the timer restarts ([`RtoRestart::OnRetransmit`], the default,
 //!   as ns-2, Linux and FreeBSD do) or keeps running from the last ACK of new data
 //!   ([`RtoRestart::OnNewAck`], the letter of (5.3)).
-//! - RFC 3168 section 6.1.2, ECN: an ACK with ECE halves cwnd (ssthresh = max(FlightSize /
-//!   2, 2 SMSS), cwnd = ssthresh) at most once per window of data and never during loss
+//! - RFC 3168 section 6.1.2, ECN: an ACK with ECE reduces cwnd (ssthresh by the congestion
+//!   control, Reno's halving for Reno; cwnd = ssthresh) at most once per window of data and never during loss
 //!   recovery; the next new data segment carries CWR; the ACK with ECE does not grow cwnd.
 //!   Data segments carry ECT(0) except retransmissions (section 6.1.5).
 //! - SWS avoidance at the sender (RFC 1122 4.2.3.4): only full-sized segments are sent,
@@ -40,8 +42,12 @@
 //! agents do not use it either), Nagle, FIN and connection teardown, window scaling and
 //! timestamps (RFC 7323), SYN cookies, reneging.
 
+use serde::{Deserialize, Serialize};
+
+use super::congestion::{Acked, Congestion, Event, Signal};
 use super::rtt::{RttEstimator, RttParams};
 use super::variant::{LossRecovery, Variant};
+use crate::params::Params;
 use crate::stats::Window;
 use crate::time::SimTime;
 
@@ -49,15 +55,19 @@ use crate::time::SimTime;
 pub const ISN: u64 = 0;
 pub const DATA_START: u64 = ISN + 1;
 
-/// How slow start and congestion avoidance count acknowledgements.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How slow start and congestion avoidance count acknowledgements (`counting = "bytes"`
+/// or `"packets"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Params)]
+#[serde(rename_all = "lowercase")]
 pub enum Counting {
     Bytes,
     Packets,
 }
 
-/// What restarts the retransmission timer besides the ACK of new data (RFC 6298 (5.3)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+/// What restarts the retransmission timer besides the ACK of new data (RFC 6298 (5.3)):
+/// `rto_restart = "on_retransmit"` or `"on_new_ack"`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize, Params)]
+#[serde(rename_all = "snake_case")]
 pub enum RtoRestart {
     /// Also the retransmission of the segment at SND.UNA by loss recovery (fast
     /// retransmit, a partial ACK's retransmission, SACK's NextSeg()): the timer then
@@ -72,7 +82,7 @@ pub enum RtoRestart {
     OnNewAck,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SenderParams {
     /// SMSS: payload bytes of a full-sized segment.
     pub mss: u64,
@@ -85,6 +95,9 @@ pub struct SenderParams {
     pub ecn: bool,
     pub rtt: RttParams,
     pub rto_restart: RtoRestart,
+    /// Congestion avoidance and the ssthresh of congestion events ([`super::congestion`]),
+    /// in its initial state.
+    pub congestion: Congestion,
 }
 
 impl SenderParams {
@@ -172,6 +185,8 @@ pub struct Sender {
     pub dupacks: u32,
     pub in_recovery: bool,
     pub variant: Variant,
+    /// Congestion avoidance and the ssthresh of congestion events.
+    pub cc: Congestion,
     pub rtt: RttEstimator,
     /// RTO timer (RFC 6298 section 5): None = not running.
     pub rto_deadline: Option<SimTime>,
@@ -182,7 +197,6 @@ pub struct Sender {
     pub established: bool,
     /// SYN sent at; retransmitted by the timer.
     syn: Option<(SimTime, bool)>,
-    bytes_acked: u64,
     /// RFC 3465 2.3: L = 1 SMSS until SND.UNA passes this point.
     abc_slow_until: u64,
     /// RFC 3168: no ECN response until SND.UNA passes this point.
@@ -217,12 +231,12 @@ impl Sender {
             dupacks: 0,
             in_recovery: false,
             variant,
+            cc: params.congestion,
             rtt: RttEstimator::new(params.rtt),
             rto_deadline: None,
             keep_timer: false,
             established: false,
             syn: None,
-            bytes_acked: 0,
             abc_slow_until: 0,
             ecn_recover: DATA_START,
             cwr_pending: false,
@@ -248,9 +262,17 @@ impl Sender {
         self.snd_max - self.snd_una
     }
 
-    /// RFC 5681 (4).
-    pub fn loss_ssthresh(&self) -> u64 {
-        (self.flight_size() / 2).max(2 * self.mss())
+    /// The ssthresh the congestion control sets for a congestion event (RFC 5681 (4) for
+    /// Reno), from cwnd and FlightSize before any reduction.
+    pub fn congestion_ssthresh(&mut self, signal: Signal) -> u64 {
+        let e = Event {
+            signal,
+            now: self.now,
+            cwnd: self.cwnd,
+            flight: self.flight_size(),
+            mss: self.mss(),
+        };
+        self.cc.ssthresh(&e)
     }
 
     fn counting(&self) -> bool {
@@ -322,6 +344,11 @@ impl Sender {
 
     /// The application writes `bytes` more (u64::MAX = an infinite source).
     pub fn write(&mut self, now: SimTime, bytes: u64) {
+        if self.established && self.snd_una == self.snd_max && self.snd_max >= self.app_end {
+            // Everything written was sent and acknowledged: the connection was
+            // application-limited since its last send (RFC 9438 5.8 for CUBIC).
+            self.cc.after_idle(now.saturating_sub(self.last_send), now);
+        }
         self.app_end = self.app_end.saturating_add(bytes);
         self.try_send(now);
     }
@@ -379,8 +406,10 @@ impl Sender {
                 }
             }
         }
+        let ece = ece && self.params.ecn;
+        self.cc.on_ack(acked, ece, ack, self.snd_nxt);
         self.ece_reduced = false;
-        if ece && self.params.ecn {
+        if ece {
             self.on_ece();
         }
         self.keep_timer = false;
@@ -420,6 +449,7 @@ impl Sender {
 
     fn take_rtt_sample(&mut self, r: u64) {
         self.rtt.sample(crate::time::Duration(r));
+        self.cc.rtt_sample(crate::time::Duration(r));
         if self.counting() {
             self.counters.rtt_samples += 1;
             self.counters.rtt_sum_ns += r as u128;
@@ -431,12 +461,12 @@ impl Sender {
         if self.in_recovery || self.snd_una < self.ecn_recover {
             return;
         }
-        self.ssthresh = self.loss_ssthresh();
+        self.ssthresh = self.congestion_ssthresh(Signal::Ecn);
         self.cwnd = self.ssthresh.max(self.mss());
         self.ecn_recover = self.snd_max;
         self.cwr_pending = true;
         self.ece_reduced = true;
-        self.bytes_acked = 0;
+        self.cc.restart_count();
         if self.counting() {
             self.counters.ecn_reductions += 1;
         }
@@ -448,38 +478,43 @@ impl Sender {
         if self.ece_reduced || acked == 0 {
             return;
         }
-        let mss = self.mss();
         if self.cwnd < self.ssthresh {
-            self.cwnd += match self.params.counting {
-                Counting::Packets => mss,
-                Counting::Bytes => {
-                    let l = if self.snd_una <= self.abc_slow_until {
-                        mss
-                    } else {
-                        2 * mss
-                    };
-                    acked.min(l)
-                }
-            };
+            self.slow_start(acked);
         } else {
-            match self.params.counting {
-                Counting::Packets => self.cwnd += (mss * mss / self.cwnd).max(1),
-                Counting::Bytes => {
-                    self.bytes_acked += acked;
-                    if self.bytes_acked >= self.cwnd {
-                        self.bytes_acked -= self.cwnd;
-                        self.cwnd += mss;
-                    }
-                }
-            }
+            let a = Acked {
+                now: self.now,
+                bytes: acked,
+                mss: self.mss(),
+                counting: self.params.counting,
+                srtt: self.rtt.srtt(),
+            };
+            self.cwnd = self.cc.avoid(self.cwnd, &a);
         }
+    }
+
+    /// RFC 5681 3.1 slow start: one SMSS per ACK (per-ACK counting), or the bytes
+    /// acknowledged up to L = 2 SMSS, 1 SMSS in the round trip after a timeout (RFC 3465
+    /// 2.2, 2.3).
+    fn slow_start(&mut self, acked: u64) {
+        let mss = self.mss();
+        self.cwnd += match self.params.counting {
+            Counting::Packets => mss,
+            Counting::Bytes => {
+                let l = if self.snd_una <= self.abc_slow_until {
+                    mss
+                } else {
+                    2 * mss
+                };
+                acked.min(l)
+            }
+        };
     }
 
     /// Leaves loss recovery (used by the variants).
     pub fn end_recovery(&mut self, ack: u64) {
         self.in_recovery = false;
         self.dupacks = 0;
-        self.bytes_acked = 0;
+        self.cc.restart_count();
         self.record(LogEvent::RecoveryEnd { ack });
     }
 
@@ -544,12 +579,12 @@ impl Sender {
         // window and the next slow start would overshoot again. Keep the smaller value, as
         // Linux does (tcp_enter_loss keeps ssthresh when the timeout falls in Recovery).
         if self.rto_seq != Some(self.snd_una) {
-            let eq4 = self.loss_ssthresh();
+            let eq4 = self.congestion_ssthresh(Signal::Timeout);
             self.ssthresh = if self.in_recovery { self.ssthresh.min(eq4) } else { eq4 };
         }
         self.rto_seq = Some(self.snd_una);
         self.cwnd = self.mss();
-        self.bytes_acked = 0;
+        self.cc.restart_count();
         self.abc_slow_until = self.snd_max;
         self.ecn_recover = self.snd_max;
         self.in_recovery = false;
@@ -725,6 +760,7 @@ mod tests {
             ecn,
             rtt: RttParams::default(),
             rto_restart: RtoRestart::default(),
+            congestion: Congestion::default(),
         };
         let w = Window {
             start: SimTime::ZERO,
@@ -815,5 +851,38 @@ mod tests {
         let high = s.snd_max;
         ack(&mut s, 20, high, true);
         assert_eq!(s.counters.ecn_reductions, 2);
+    }
+
+    #[test]
+    fn dctcp_reduces_by_half_alpha_once_per_window() {
+        // RFC 8257 3.3-3.4, Alpha = 1 and g = 1/16 at the start, ten segments out (1-10001).
+        use crate::transport::tcp::dctcp::{Dctcp, DctcpSpec};
+        let mut s = sender(Counting::Bytes, true, 10);
+        s.cc = Congestion::Dctcp(Dctcp::new(DctcpSpec::default(), DATA_START));
+        let alpha = |s: &Sender| s.cc.dctcp_alpha();
+        // ACK 1001 passes WindowEnd (SND.UNA = 1): M = 0, Alpha = 15/16; the next window
+        // ends at SND.NXT = 10001. Slow start: cwnd 11000.
+        ack(&mut s, 10, 1001, false);
+        assert_eq!((alpha(&s), s.cwnd), (0.9375, 11_000));
+        // ACK 2001 with ECE: cwnd = 11000 (1 - 0.9375 / 2) = 5843.75 -> 5844 = ssthresh.
+        ack(&mut s, 11, 2001, true);
+        assert_eq!((s.cwnd, s.ssthresh), (5844, 5844));
+        // ACK 3001 with ECE falls in the same window of data: no second reduction.
+        let before = s.cwnd;
+        ack(&mut s, 12, 3001, true);
+        assert_eq!((s.cwnd, s.counters.ecn_reductions), (before, 1));
+        // ACKs 4001 ... 11001 unmarked; 11001 passes WindowEnd 10001: of 10000 bytes
+        // acknowledged since, 2000 were marked: M = 0.2, Alpha = 0.9375 (15/16) + 0.2 / 16.
+        for (i, a) in (4001..=11_001).step_by(1000).enumerate() {
+            ack(&mut s, 13 + i as u64, a, false);
+        }
+        let want = 0.9375 * 15.0 / 16.0 + 0.2 / 16.0;
+        assert!((alpha(&s) - want).abs() < 1e-15, "{}", alpha(&s));
+        // Beyond the window of the first reduction (RFC 3168's recover point, SND.MAX
+        // then: 12001), ECE reduces again, by Alpha / 2.
+        let before = s.cwnd;
+        ack(&mut s, 30, 12_001, true);
+        assert_eq!(s.counters.ecn_reductions, 2);
+        assert_eq!(s.cwnd, (before as f64 * (1.0 - want / 2.0)).round() as u64);
     }
 }
