@@ -33,6 +33,14 @@ def test_each_builder_takes_exactly_the_keys_of_its_table():
         assert sorted(params) == sorted(k["key"] for k in tables[b.table]["keys"]), name
 
 
+def test_every_table_and_key_says_what_it_is():
+    # The help of `dsim.<builder>?`, of the docs' parameter tables and of the errors comes from
+    # the declarations' doc comments: a table or key without one is undocumented everywhere.
+    tables = json.loads(_dsim.schema())["tables"]
+    assert [name for name, t in tables.items() if not t["doc"]] == []
+    assert [f"{name}.{k['key']}" for name, t in tables.items() for k in t["keys"] if not k["help"]] == []
+
+
 def test_a_builder_writes_what_the_core_reads():
     sc = dsim.Scenario(duration="1s")
     sc.hosts("A", "B")

@@ -315,7 +315,7 @@ fn build_flows(
         let stop = flow_times(spec, sc.duration, &p)?;
         let tcp = transport::build_tcp(spec, net, src, dst, sc.duration, &p)?;
         let source = match tcp {
-            Some((params, app)) => Source::Tcp(params, app),
+            Some((params, app)) => Source::Tcp(Box::new(params), app),
             None => build_source(&spec.app, &p.key("app"))?,
         };
         if spec.count == 0 {
@@ -368,7 +368,7 @@ fn build_flows(
                     src,
                     dst,
                     spec.dscp,
-                    *params,
+                    **params,
                     app.clone(),
                     window,
                 ))),
@@ -471,7 +471,9 @@ enum Source {
         green_dscp: crate::packet::Dscp,
         ecn: bool,
     },
-    Tcp(TcpParams, TcpApp),
+    // Boxed: TCP's parameters (CUBIC's and DCTCP's tables among them) are ten times the
+    // other variants.
+    Tcp(Box<TcpParams>, TcpApp),
 }
 
 fn build_source(spec: &AppSpec, p: &KeyPath) -> Result<Source> {

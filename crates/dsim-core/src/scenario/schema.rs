@@ -80,6 +80,7 @@ pub struct Scenario {
     pub record: Option<super::record::RecordSpec>,
 }
 
+/// `[nodes]`: the network's end systems and routers, by name (each name once).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct Nodes {
