@@ -26,6 +26,8 @@ pub mod bench;
 pub mod bucket;
 pub mod conditioner;
 pub mod engine;
+pub mod estimate;
+pub mod limits;
 pub mod net;
 pub mod packet;
 pub mod params;

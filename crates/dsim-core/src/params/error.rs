@@ -85,16 +85,39 @@ impl ConfigError {
     }
 }
 
+impl ConfigError {
+    /// The value as a message shows it: a value of thousands of characters (a 5,000-digit
+    /// number, a generated list) by its beginning and its length, so that the error stays
+    /// one line.
+    pub fn shown_value(&self) -> Option<String> {
+        self.value.as_deref().map(shorten)
+    }
+}
+
+/// Values longer than this many characters are shown by their beginning.
+const SHOWN_CHARS: usize = 60;
+
+/// `text`, or its first characters and its length when it is longer than [`SHOWN_CHARS`].
+pub fn shorten(text: &str) -> String {
+    let n = text.chars().count();
+    if n <= SHOWN_CHARS {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(SHOWN_CHARS / 2).collect();
+    format!("{head}... ({n} characters)")
+}
+
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(l) = self.line {
             write!(f, "line {l}: ")?;
         }
         let path = self.path.to_string();
-        match (&self.value, path.is_empty()) {
+        match (self.shown_value(), path.is_empty()) {
             (Some(v), false) => write!(f, "{path} = {v}: {}", self.rule),
             (None, false) => write!(f, "{path}: {}", self.rule),
-            _ => f.write_str(&self.rule),
+            (Some(v), true) => write!(f, "{v}: {}", self.rule),
+            (None, true) => f.write_str(&self.rule),
         }
     }
 }

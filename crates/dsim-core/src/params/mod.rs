@@ -18,7 +18,7 @@ mod error;
 pub mod schema;
 
 pub use dsim_derive::Params;
-pub use error::{ConfigError, KeyPath, Seg};
+pub use error::{ConfigError, KeyPath, Seg, shorten};
 
 use std::collections::BTreeMap;
 

@@ -17,18 +17,44 @@ pub use schema::Scenario;
 
 use sha2::{Digest, Sha256};
 
-/// Parses and validates a scenario written in TOML. Errors carry the key path, the value,
-/// the rule and the line.
+use crate::estimate::Estimate;
+use crate::limits::Limits;
+
+/// Parses and validates a scenario written in TOML, within the default [`Limits`]. Errors
+/// carry the key path, the value, the rule and the line.
 pub fn from_toml(text: &str) -> Result<Scenario, ConfigError> {
+    from_toml_within(text, &Limits::default()).map(|(sc, _)| sc)
+}
+
+/// Parses and validates a scenario within `limits`, and estimates the work of one run.
+pub fn from_toml_within(text: &str, limits: &Limits) -> Result<(Scenario, Estimate), ConfigError> {
+    check_toml(text, limits)?;
     let scenario = deserialize(text)?;
-    validate(&scenario).map_err(|e| with_location(e, text))?;
-    Ok(scenario)
+    let estimate = validate_within(&scenario, limits).map_err(|e| with_location(e, text))?;
+    Ok((scenario, estimate))
 }
 
 /// Checks every rule by building the scenario once (cheap), without running it.
 pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
+    validate_within(sc, &Limits::default()).map(|_| ())
+}
+
+/// [`validate`] within `limits` (counts checked from their numbers before anything is
+/// built); returns the estimated work of one run.
+pub fn validate_within(sc: &Scenario, limits: &Limits) -> Result<Estimate, ConfigError> {
+    limits.check_counts(sc)?;
     let sim = build(sc, sc.seed)?;
-    record::plan(sc, &sim).map(|_| ())
+    record::plan(sc, &sim)?;
+    Ok(crate::estimate::estimate(&sim))
+}
+
+/// Checks TOML text before anything reads it as a scenario: its size, its syntax (64-bit
+/// integers included) and the depth of its nesting, within `limits`.
+pub fn check_toml(text: &str, limits: &Limits) -> Result<toml::Table, ConfigError> {
+    limits.check_text(text)?;
+    let table: toml::Table = toml::from_str(text).map_err(|e| syntax_error(&e, text))?;
+    limits.check_depth(&table).map_err(|e| with_location(e, text))?;
+    Ok(table)
 }
 
 /// The canonical TOML of a scenario: what `Scenario` serializes to, independent of the
@@ -73,11 +99,33 @@ fn deserialize_checked<T: serde::de::DeserializeOwned>(
 }
 
 fn syntax_error(e: &toml::de::Error, text: &str) -> ConfigError {
+    let line = e.span().map(|s| line_at(text, s.start));
+    if let Some(rule) = parser_limit_rule(e.message()) {
+        // The parser's own limits, said in the words of the rule.
+        let value = e.span().map(|s| text[s].to_string());
+        return ConfigError {
+            path: KeyPath::root(),
+            value,
+            rule: rule.to_string(),
+            line,
+        };
+    }
     ConfigError {
         path: KeyPath::root(),
         value: None,
         rule: format!("not valid TOML: {}", e.message()),
-        line: e.span().map(|s| line_at(text, s.start)),
+        line,
+    }
+}
+
+/// The rule behind a limit of the TOML parser's, from its message.
+fn parser_limit_rule(message: &str) -> Option<&'static str> {
+    if message.contains("integer number overflowed") {
+        Some(crate::limits::INTEGER_RULE)
+    } else if message.contains("recursion") {
+        Some("tables and arrays nest at most 80 levels in one value or one key (the TOML parser's limit)")
+    } else {
+        None
     }
 }
 
