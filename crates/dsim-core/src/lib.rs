@@ -25,6 +25,7 @@ pub mod aqm;
 pub mod bench;
 pub mod bucket;
 pub mod conditioner;
+pub mod discipline;
 pub mod engine;
 pub mod estimate;
 pub mod limits;

@@ -29,6 +29,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use crate::conditioner::{BlockDef, ChainRef, Conditioners, Cont, InstId, Outcome as ChainOutcome};
+use crate::discipline::{QueueCtx, Verdict};
 use crate::engine::rng::{Rng, stream};
 use crate::packet::{Color, Dscp, Ecn, Packet, PacketArena, PktId};
 use crate::results::Column;
@@ -36,7 +37,7 @@ use crate::scenario::build_af::{BlockParts, FlowRef, block_parts, block_states};
 use crate::scenario::schema::QueueSpec;
 use crate::scenario::schema_af::{ConditionerSpec, MeterSpec};
 use crate::scenario::{ConfigError, KeyPath};
-use crate::sched::{Qdisc, QueueCtx, Verdict};
+use crate::sched::Qdisc;
 use crate::stats::DropCause;
 use crate::stats::Window;
 use crate::time::{Rate, SimTime};

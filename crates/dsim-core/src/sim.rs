@@ -5,6 +5,8 @@
 //! next node ... -> receiver. Every drop is recorded with where and why.
 
 mod conditioning;
+pub mod event;
+pub mod record;
 #[cfg(test)]
 mod tests;
 
@@ -15,20 +17,21 @@ use rand::RngExt;
 
 use crate::app::App;
 use crate::conditioner::{ChainRef, Conditioners, InstId};
+use crate::discipline::{QueueCtx, Verdict};
+use crate::engine::EventQueue;
 use crate::engine::rng::Rng;
-use crate::engine::{Event, EventQueue};
+use crate::net::Port;
 use crate::net::port::PortPath;
 use crate::net::routing::Routes;
 use crate::net::{Network, NodeKind};
 use crate::packet::{Direction, Dscp, Ecn, FlowId, Hop, NodeId, PacketArena, PktId, PortId};
-use crate::scenario::capture::CapturePoint;
-use crate::sched::{QueueCtx, Verdict};
 use crate::stats::{DropCause, FlowStats, Window};
 use crate::time::SimTime;
-use crate::trace::{Capture, PcapWriter};
+use crate::trace::{Capture, CapturePoint, PcapWriter};
 use crate::transport::tcp::{TcpFlow, TcpIo, TcpTimer};
 use crate::transport::tfrc::RxAction;
 use crate::transport::udp::UdpSender;
+use event::Event;
 
 /// What carries a flow's packets.
 pub enum Transport {
@@ -115,7 +118,7 @@ pub struct Simulation {
     /// Traffic conditioners and the chains they sit in (empty: none).
     pub conditioners: Conditioners,
     pub events_processed: u64,
-    events: EventQueue,
+    events: EventQueue<Event>,
     /// Queued packets a discipline dropped while acting; reused, never reallocated.
     scratch: Vec<(PktId, DropCause)>,
     /// Packets a TCP connection emitted while acting; reused, never reallocated.
@@ -480,7 +483,7 @@ impl Simulation {
             return self.onto_the_link_with_extras(p, id);
         }
         let hop = hop_beyond(&self.net.routes, port.peer, pkt.dst);
-        port.enter_wire(p, id, hop, &mut self.pkts, &mut self.events);
+        enter_wire(port, p, id, hop, &mut self.pkts, &mut self.events);
     }
 
     /// The packet waits, or meets a discipline that decides on it: classify, ask the
@@ -583,7 +586,7 @@ impl Simulation {
             return self.onto_the_link_with_extras(p, id);
         }
         let hop = hop_beyond(&self.net.routes, port.peer, self.pkts[id].dst);
-        port.enter_wire(p, id, hop, &mut self.pkts, &mut self.events);
+        enter_wire(port, p, id, hop, &mut self.pkts, &mut self.events);
     }
 
     /// [`Self::onto_the_link`] at a port that captures, loses or drops by script.
@@ -593,7 +596,7 @@ impl Simulation {
         if !self.captured_or_lost(p, id) {
             let port = &mut self.net.ports[p as usize];
             let hop = hop_beyond(&self.net.routes, port.peer, self.pkts[id].dst);
-            port.enter_wire(p, id, hop, &mut self.pkts, &mut self.events);
+            enter_wire(port, p, id, hop, &mut self.pkts, &mut self.events);
         }
     }
 
@@ -784,6 +787,15 @@ impl Simulation {
         }
         let action = a.on_timer(now);
         self.adaptive_act(f, action);
+    }
+}
+
+/// Packet `id` enters the wire of port `p` (`port`); the first on an empty wire gets the
+/// arrival event the others wait behind.
+#[inline(always)]
+fn enter_wire(port: &mut Port, p: PortId, id: PktId, hop: Hop, pkts: &mut PacketArena, events: &mut EventQueue<Event>) {
+    if let Some(at) = port.enter_wire(id, hop, pkts) {
+        events.push(at, Event::Arrival(p, id, hop));
     }
 }
 

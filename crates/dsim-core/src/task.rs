@@ -17,7 +17,7 @@
 //!
 //! Recording: a scenario with a `[record]` table also stops the run at the start of the
 //! window and at the end of every recording interval, where the recorder reads the
-//! counters ([`crate::stats::series`]); the same argument makes this change nothing.
+//! counters ([`crate::sim::record`]); the same argument makes this change nothing.
 
 use std::ops::ControlFlow;
 use std::time::{Duration as WallDuration, Instant};
@@ -27,7 +27,7 @@ use crate::engine::rng::derive_seed;
 use crate::results::{self, RunInfo, Tables};
 use crate::scenario::{self, ConfigError, Scenario};
 use crate::sim::Simulation;
-use crate::stats::series::Recorder;
+use crate::sim::record::Recorder;
 use crate::time::SimTime;
 
 /// Wall time aimed at between two calls of a progress hook.

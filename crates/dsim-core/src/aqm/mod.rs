@@ -24,8 +24,8 @@ pub use series::{QueueSeries, SeriesRow};
 
 use rand::RngExt;
 
+use crate::discipline::{QueueCtx, Verdict};
 use crate::packet::{Dscp, Ecn, PktId};
-use crate::sched::{QueueCtx, Verdict};
 use crate::stats::DropCause;
 use crate::time::{Limit, SimTime};
 

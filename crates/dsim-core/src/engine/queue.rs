@@ -1,7 +1,8 @@
 //! The future event list.
 //!
 //! Events are ordered by (time, late, insertion sequence), where `late` is true for the end
-//! of a transmission ([`Event::TxDone`]) and false for every other event. At one nanosecond
+//! of a transmission (the simulation's `Event::TxDone`, [`Scheduled::is_late`]) and false
+//! for every other event. At one nanosecond
 //! every other event (a packet's arrival at a node, an application's emission, a shaper's
 //! release, a timer) is handled before the ends of transmission of that nanosecond, and
 //! events of one kind keep the order they were scheduled in. This is the simulator's tie
@@ -11,8 +12,17 @@
 //! assume. It also makes a run deterministic whatever the platform: the order of two
 //! events never depends on anything but their times, kinds and scheduling order.
 
-use super::Event;
 use crate::time::SimTime;
+
+/// What the event list needs of an event: copied around, and whether it is late at its
+/// instant (handled after every event of that instant that is not: the end of a
+/// transmission, in the simulation's tie rule). The event type itself is the simulation's
+/// ([`crate::sim::event::Event`]): the engine knows nothing of packets or ports.
+pub trait Scheduled: Copy + std::fmt::Debug {
+    /// A value for the calendar's empty slots (never read as an event).
+    const FILLER: Self;
+    fn is_late(&self) -> bool;
+}
 
 /// Key bits per calendar slot: 2^13 keys are 2^12 ns = 4.096 us (a key is twice a time).
 const SLOT_BITS: u32 = 13;
@@ -32,8 +42,8 @@ const NIL: u32 = u32::MAX;
 /// The order of an event: its time, then whether it is late (an end of transmission),
 /// as one integer, `time << 1 | late`.
 #[inline(always)]
-fn key(at: SimTime, event: &Event) -> u64 {
-    (at.0.min(LATEST) << 1) | matches!(event, Event::TxDone(_)) as u64
+fn key<E: Scheduled>(at: SimTime, event: &E) -> u64 {
+    (at.0.min(LATEST) << 1) | event.is_late() as u64
 }
 
 /// The time of a key.
@@ -44,9 +54,9 @@ fn time_of(key: u64) -> SimTime {
 
 /// An event of a slot behind its first: a node of the slot's list, sorted by key.
 #[derive(Clone, Copy, Debug)]
-struct Node {
+struct Node<E> {
     key: u64,
-    event: Event,
+    event: E,
     next: u32,
 }
 
@@ -55,28 +65,36 @@ struct Node {
 /// slots hold one event at a time, so a push and a pop touch the slot and the bitmap and
 /// nothing else; the list is short, walked to append.
 #[derive(Clone, Copy, Debug)]
-struct Slot {
+struct Slot<E> {
     key: u64,
-    event: Event,
+    event: E,
     rest: u32,
 }
 
 /// An event due beyond the calendar's year, ordered by (key, insertion sequence).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Far {
+#[derive(Clone, Copy, Debug)]
+struct Far<E> {
     key: u64,
     seq: u64,
-    event: Event,
+    event: E,
 }
 
-impl Ord for Far {
+impl<E> PartialEq for Far<E> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.key, self.seq) == (other.key, other.seq)
+    }
+}
+
+impl<E> Eq for Far<E> {}
+
+impl<E> Ord for Far<E> {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         // Reversed: `BinaryHeap` is a max-heap, this one must give the earliest first.
         (other.key, other.seq).cmp(&(self.key, self.seq))
     }
 }
 
-impl PartialOrd for Far {
+impl<E> PartialOrd for Far<E> {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
@@ -86,7 +104,7 @@ impl PartialOrd for Far {
 /// priority queue implementation for the simulation event set problem", CACM 1988) of
 /// 16,384 slots of 4.096 us, with a binary heap for the events due beyond its 67 ms year.
 ///
-/// Events are kept by key, `time << 1 | late` ([`Event::TxDone`] is late): the order of
+/// Events are kept by key, `time << 1 | late` ([`Scheduled::is_late`]): the order of
 /// keys is the order of (time, late), the tie rule of the module documentation, and
 /// equal keys keep their insertion order. Slot `s = key >> 13` (4.096 us of time) sits at
 /// index `s mod 16384`; the calendar holds the events whose keys lie in `[last, last +
@@ -115,17 +133,17 @@ impl PartialOrd for Far {
 /// times between buckets on average (22 % of the seed 002 dumbbell's samples), and before
 /// that a binary heap took 33 % (see docs/performance.md). All give the same order, so the
 /// same results.
-pub struct EventQueue {
+pub struct EventQueue<E: Scheduled> {
     /// The key popped last: nothing is due before it.
     last: u64,
-    slots: Box<[Slot; SLOTS]>,
+    slots: Box<[Slot<E>; SLOTS]>,
     /// Bit i set when slot i holds an event.
     bits: Box<[u64; WORDS]>,
     /// The slots' later events.
-    nodes: Vec<Node>,
+    nodes: Vec<Node<E>>,
     /// Head of the list of unused nodes.
     free: u32,
-    far: std::collections::BinaryHeap<Far>,
+    far: std::collections::BinaryHeap<Far<E>>,
     /// Insertion counter for the heap's ties.
     far_seq: u64,
     /// Key of the heap's earliest event (u64::MAX when empty).
@@ -133,7 +151,7 @@ pub struct EventQueue {
     len: usize,
 }
 
-impl Default for EventQueue {
+impl<E: Scheduled> Default for EventQueue<E> {
     fn default() -> Self {
         EventQueue::with_capacity(0)
     }
@@ -151,11 +169,11 @@ fn index(key: u64) -> usize {
     (key >> SLOT_BITS) as usize & (SLOTS - 1)
 }
 
-impl EventQueue {
+impl<E: Scheduled> EventQueue<E> {
     pub fn with_capacity(n: usize) -> Self {
         let empty = Slot {
             key: 0,
-            event: Event::App(0),
+            event: E::FILLER,
             rest: NIL,
         };
         EventQueue {
@@ -175,7 +193,7 @@ impl EventQueue {
     /// (time and lateness). Panics if `at` is before the last time popped (an event in the
     /// past: a bug of the caller).
     #[inline(always)]
-    pub fn push(&mut self, at: SimTime, event: Event) {
+    pub fn push(&mut self, at: SimTime, event: E) {
         self.len += 1;
         let key = key(at, &event);
         // One comparison for both bounds: a key before `last` wraps to a huge distance.
@@ -190,7 +208,7 @@ impl EventQueue {
     /// instant whose late events are running joins them.
     #[cold]
     #[inline(never)]
-    fn push_far(&mut self, key: u64, event: Event) {
+    fn push_far(&mut self, key: u64, event: E) {
         if key < self.last {
             if time_of(key) != time_of(self.last) {
                 scheduled_in_the_past(key >> 1, self.last >> 1);
@@ -211,7 +229,7 @@ impl EventQueue {
     /// Puts an event into its slot: in place if the slot is empty, else after the events
     /// with a key at or before its own.
     #[inline(always)]
-    fn insert(&mut self, key: u64, event: Event) {
+    fn insert(&mut self, key: u64, event: E) {
         let i = index(key);
         let bit = 1 << (i % 64);
         if self.bits[i / 64] & bit == 0 {
@@ -225,7 +243,7 @@ impl EventQueue {
     /// Slot `i` holds events already: the new one goes after those with a key at or before
     /// its own (before all of them if it is the earliest).
     #[inline(never)]
-    fn insert_behind(&mut self, i: usize, key: u64, event: Event) {
+    fn insert_behind(&mut self, i: usize, key: u64, event: E) {
         let s = self.slots[i];
         if key < s.key {
             // The new earliest: the one in place moves to the front of the list.
@@ -249,7 +267,7 @@ impl EventQueue {
 
     /// A node holding the event, taken from the unused list when there is one.
     #[inline(always)]
-    fn new_node(&mut self, key: u64, event: Event, next: u32) -> u32 {
+    fn new_node(&mut self, key: u64, event: E, next: u32) -> u32 {
         let node = Node { key, event, next };
         if self.free != NIL {
             let n = self.free;
@@ -323,7 +341,7 @@ impl EventQueue {
     }
 
     #[inline]
-    pub fn pop(&mut self) -> Option<(SimTime, Event)> {
+    pub fn pop(&mut self) -> Option<(SimTime, E)> {
         let i = self.advance()?;
         Some(self.take_first(i))
     }
@@ -331,7 +349,7 @@ impl EventQueue {
     /// The next event if it is due before `until` (then nothing may be scheduled before
     /// its time); None otherwise.
     #[inline]
-    pub fn pop_before(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
+    pub fn pop_before(&mut self, until: SimTime) -> Option<(SimTime, E)> {
         let i = self.advance()?;
         // The first key of `until` (the compiler keeps it out of the caller's loop).
         let bound = until.0.min(LATEST + 1) << 1;
@@ -341,7 +359,7 @@ impl EventQueue {
     /// Removes the first event of slot `i` (the next event, with key `last`); the slot's
     /// next event, if any, takes its place.
     #[inline]
-    fn take_first(&mut self, i: usize) -> (SimTime, Event) {
+    fn take_first(&mut self, i: usize) -> (SimTime, E) {
         let s = self.slots[i];
         if s.rest == NIL {
             self.bits[i / 64] &= !(1 << (i % 64));
@@ -378,6 +396,20 @@ impl EventQueue {
 mod tests {
     use super::*;
 
+    /// The events of these tests: an end of transmission (late) and anything else.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Event {
+        App(u32),
+        TxDone(u32),
+    }
+
+    impl Scheduled for Event {
+        const FILLER: Self = Event::App(0);
+        fn is_late(&self) -> bool {
+            matches!(self, Event::TxDone(_))
+        }
+    }
+
     /// An end of transmission (late) when `late`, another event otherwise; `id` names it.
     fn ev(id: u32, late: bool) -> Event {
         if late { Event::TxDone(id) } else { Event::App(id) }
@@ -386,7 +418,6 @@ mod tests {
     fn id_of(e: Event) -> u32 {
         match e {
             Event::App(id) | Event::TxDone(id) => id,
-            other => unreachable!("{other:?}"),
         }
     }
 
@@ -413,12 +444,12 @@ mod tests {
 
     #[test]
     fn ends_of_transmission_come_last_at_their_instant() {
-        // At 5 ns: two ends of transmission scheduled first, then an arrival and an
-        // application event; at 7 ns an end of transmission alone. The arrival and the
-        // application event of 5 ns pop first (in insertion order), then the two ends of
+        // At 5 ns: two ends of transmission scheduled first, then two other events (an
+        // arrival, an application's emission, say); at 7 ns an end of transmission alone.
+        // The other events of 5 ns pop first (in insertion order), then the two ends of
         // transmission (in insertion order), then 7 ns.
         let mut q = EventQueue::default();
-        let arrival = Event::Arrival(0, crate::packet::PktId(9), crate::packet::Hop::DELIVER);
+        let arrival = Event::App(9);
         q.push(SimTime(5), Event::TxDone(1));
         q.push(SimTime(7), Event::TxDone(3));
         q.push(SimTime(5), Event::TxDone(2));

@@ -24,8 +24,7 @@
 
 use super::scripted::ScriptedDrops;
 use crate::engine::rng::Rng;
-use crate::engine::{Event, EventQueue};
-use crate::packet::{Hop, NodeId, Packet, PacketArena, PktId, PortId, WireLink};
+use crate::packet::{Hop, NodeId, Packet, PacketArena, PktId, WireLink};
 use crate::sched::Qdisc;
 use crate::stats::{ClassStats, PassedThrough};
 use crate::time::{Duration, Rate, SimTime};
@@ -94,7 +93,7 @@ pub struct Port {
 
 /// The packets on a port's wire: the newest ([`PktId::NONE`] when the wire is empty); each
 /// packet links to the one sent after it (`Packet::wire_next`), and the oldest is the one
-/// the port's pending [`Event::Arrival`] names.
+/// the port's pending arrival event names.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Wire {
     pub last: PktId,
@@ -191,16 +190,18 @@ impl Port {
     }
 
     /// Packet `id`, whose transmission (until [`Self::tx_end`]) starts, enters the wire of
-    /// this port (`me`): it reaches the peer after the propagation delay. Only the wire's oldest
-    /// packet has an event; the others link to the one after them. (A packet off the
-    /// wires links to none: `Packet::default`, and [`Self::leave_wire`] unlinks it.)
+    /// this port: it reaches the peer after the propagation delay. Only the wire's oldest
+    /// packet has an event: its arrival time is returned when the wire was empty, and the
+    /// caller schedules it; the others link to the one after them. (A packet off the wires
+    /// links to none: `Packet::default`, and [`Self::leave_wire`] unlinks it.)
     #[inline(always)]
-    pub fn enter_wire(&mut self, me: PortId, id: PktId, hop: Hop, pkts: &mut PacketArena, events: &mut EventQueue) {
+    #[must_use]
+    pub fn enter_wire(&mut self, id: PktId, hop: Hop, pkts: &mut PacketArena) -> Option<SimTime> {
         let arrival = self.tx_end() + self.delay;
         debug_assert_eq!(pkts[id].wire_next, WireLink::NONE, "a packet enters one wire at a time");
         if self.wire.is_empty() {
             self.wire = Wire { last: id };
-            events.push(arrival, Event::Arrival(me, id, hop));
+            Some(arrival)
         } else {
             let prev = std::mem::replace(&mut self.wire.last, id);
             pkts[prev].wire_next = WireLink {
@@ -208,6 +209,7 @@ impl Port {
                 hop,
                 at: arrival,
             };
+            None
         }
     }
 

@@ -1,12 +1,12 @@
-//! The tables of what a run recorded on request (`[record]`, [`crate::stats::series`]):
+//! The tables of what a run recorded on request (`[record]`, [`crate::sim::record`]):
 //! `flow_series`, `port_series`, `conditioner_series` (one row per series and interval,
 //! [start_s, end_s) of the window) and `distributions` (the delay and jitter histograms of
 //! every flow).
 
 use super::{RunInfo, Table, TableBuilder, Tables};
 use crate::sim::Simulation;
+use crate::sim::record::{Recorder, Row};
 use crate::stats::Distribution;
-use crate::stats::series::{Recorder, Row};
 
 /// Adds the recorded tables of `rec` (a recorder that followed the run of `sim`).
 pub fn add_recorded(tables: &mut Tables, sim: &Simulation, rec: &Recorder, info: &RunInfo) {

@@ -31,6 +31,7 @@ use crate::packet::PortId;
 use crate::params::{ConfigError, KeyPath, Params};
 use crate::sim::Flow;
 use crate::time::Bytes;
+use crate::trace::CapturePoint;
 use crate::transport::tcp::DATA_START;
 
 /// IPv4 header (20) + the longest TCP header (60).
@@ -67,18 +68,6 @@ pub struct DropRuleSpec {
     pub segment: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub occurrence: Option<u32>,
-}
-
-/// A resolved capture: its file stem and the ports it taps.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CapturePoint {
-    pub name: String,
-    /// Packets these ports start transmitting.
-    pub tx: Vec<PortId>,
-    /// Packets these ports deliver to their peer node.
-    pub rx: Vec<PortId>,
-    /// Bytes of each packet written.
-    pub snaplen: u32,
 }
 
 pub fn build_captures(sc: &Scenario, net: &Network, root: &KeyPath) -> Result<Vec<CapturePoint>> {

@@ -1,6 +1,6 @@
 //! `[record]`: the time series and distributions a run records on request, for plots
 //! (docs/guide.md, "Figures of a run"). Recording changes no result: it reads counters the
-//! run keeps anyway, between two steps of simulated time ([`crate::stats::series`]).
+//! run keeps anyway, between two steps of simulated time ([`crate::sim::record`]).
 //!
 //! ```toml
 //! [record]
@@ -16,7 +16,7 @@ use crate::params::Params;
 use super::build::{err, quoted};
 use super::{ConfigError, KeyPath, Scenario};
 use crate::sim::Simulation;
-use crate::stats::series::RecordPlan;
+use crate::sim::record::RecordPlan;
 use crate::time::Duration;
 
 /// Rows of time series one run may record (a row is about 100 bytes in memory).

@@ -16,7 +16,8 @@ use crate::packet::{Dscp, Packet, PacketArena, PktId};
 use crate::params::{ConfigError, KeyPath, render};
 use crate::time::{Bytes, Rate};
 
-use super::{QueueCtx, QueueSpec, Verdict};
+use super::QueueSpec;
+use crate::discipline::{QueueCtx, Verdict};
 
 /// Declares a scheduler's class table: the keys every class has (`dscp`, `default`,
 /// `queue`), written here once, then the scheduler's own keys; and its [`ClassKeys`].

@@ -35,7 +35,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::classes::ClassQueues;
-use super::{QueueCtx, Verdict};
+use crate::discipline::{QueueCtx, Verdict};
 use crate::packet::{PacketArena, PktId};
 use crate::params::{ConfigError, KeyPath, Params};
 use crate::time::{Bytes, Rate};

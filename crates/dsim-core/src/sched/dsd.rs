@@ -135,8 +135,8 @@ use rand::RngExt;
 
 use self::control::{BLUE, ControlLoop, ControlParams, GREEN};
 use self::virtual_queue::{VirtualQueue, VirtualQueueParams};
-use super::{QueueCtx, Verdict};
 use crate::aqm::{Congestion, Red, RedParams, RedVars};
+use crate::discipline::{QueueCtx, Verdict};
 use crate::packet::{Dscp, Ecn, PacketArena, PktId};
 use crate::stats::DropCause;
 use crate::time::{Duration, Limit, NS_PER_SEC, Rate, SimTime};

@@ -3,7 +3,7 @@
 use crate::aqm::AqmQueue;
 use crate::packet::PktId;
 
-use super::{QueueCtx, Verdict};
+use crate::discipline::{QueueCtx, Verdict};
 
 #[derive(Debug, Clone)]
 pub struct Fifo {

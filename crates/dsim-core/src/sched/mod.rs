@@ -35,11 +35,10 @@ pub use wrr::{Wrr, WrrSpec};
 use serde::Serialize;
 
 use crate::aqm::{Aqm, AqmQueue, DroptailSpec, MredSpec, RedSpec};
-use crate::engine::rng::Rng;
+use crate::discipline::{QueueCtx, Verdict};
 use crate::packet::{PacketArena, PktId};
 use crate::params::{ConfigError, KeyPath};
-use crate::stats::DropCause;
-use crate::time::{Rate, SimTime};
+use crate::time::Rate;
 
 /// The queue discipline of an egress port (or of a scheduler's class), chosen by `type`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -118,22 +117,6 @@ impl QueueSpec {
             QueueSpec::Dsd(_) => "dsd",
         }
     }
-}
-
-/// What a discipline needs from the world when it acts.
-pub struct QueueCtx<'a> {
-    pub now: SimTime,
-    pub pkts: &'a mut PacketArena,
-    pub rng: &'a mut Rng,
-    /// Queued packets the discipline dropped while acting (not the arriving one).
-    pub dropped: &'a mut Vec<(PktId, DropCause)>,
-}
-
-/// The verdict on an arriving packet.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    Admit,
-    Drop(DropCause),
 }
 
 #[derive(Debug, Clone)]

@@ -28,8 +28,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::classes::{ClassQueues, optional_bucket};
-use super::{QueueCtx, Verdict};
 use crate::bucket::Bucket;
+use crate::discipline::{QueueCtx, Verdict};
 use crate::packet::PktId;
 use crate::params::{ConfigError, KeyPath, Params};
 use crate::stats::DropCause;

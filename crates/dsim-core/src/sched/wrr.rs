@@ -29,7 +29,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::classes::ClassQueues;
-use super::{QueueCtx, Verdict};
+use crate::discipline::{QueueCtx, Verdict};
 use crate::packet::PktId;
 use crate::params::{ConfigError, KeyPath, Params};
 use crate::time::Rate;

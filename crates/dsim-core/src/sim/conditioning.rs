@@ -2,9 +2,9 @@
 //! shaper and resume it when the shaper releases it (`Event::Conditioner`), count what
 //! leaves a source host by colour.
 
+use super::event::Event;
 use super::{DropSite, Simulation};
 use crate::conditioner::{ChainRef, Cont, InstId, Outcome};
-use crate::engine::Event;
 use crate::net::port::PortPath;
 use crate::packet::{Direction, PktId, PortId};
 use crate::time::SimTime;

@@ -7,7 +7,6 @@
 mod distribution;
 mod flow;
 mod queue;
-pub mod series;
 
 pub use distribution::Distribution;
 pub use flow::FlowStats;

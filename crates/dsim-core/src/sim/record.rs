@@ -14,8 +14,8 @@
 //! time-weighted mean (its occupancy integral over the interval, divided by the
 //! interval's length); its length is the occupancy at the interval's end.
 
+use super::{Flow, Simulation};
 use crate::packet::{Color, PortId};
-use crate::sim::{Flow, Simulation};
 use crate::stats::{ClassStats, Window};
 use crate::time::{Duration, SimTime};
 
