@@ -4,7 +4,7 @@
 //! a CBR source at 400 Gbit/s) is announced, not discovered.
 //!
 //! Events: every packet costs two events per hop (the end of its transmission and its
-//! arrival at the next node, [`crate::engine::Event`]) and a datagram source one more to
+//! arrival at the next node, [`crate::sim::event::Event`]) and a datagram source one more to
 //! emit it. Each flow offers packets at its rate over the time it is active: a CBR or
 //! Poisson source at `rate / size`, a TCP connection at the rate of the slowest link of its
 //! path in segments of its MSS (plus one ACK per segment back), a TFRC source likewise in
@@ -23,9 +23,9 @@ use std::mem::size_of;
 
 use serde::Serialize;
 
-use crate::engine::Event;
 use crate::net::Port;
 use crate::packet::{Packet, PortId};
+use crate::sim::event::Event;
 use crate::sim::{Flow, Simulation, Transport};
 use crate::stats::Distribution;
 use crate::time::{NS_PER_SEC, SimTime};
@@ -91,14 +91,22 @@ pub fn estimate(sim: &Simulation) -> Estimate {
 }
 
 fn saturating(x: f64) -> u64 {
-    if x >= u64::MAX as f64 { u64::MAX } else { x.round() as u64 }
+    if x >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        x.round() as u64
+    }
 }
 
 /// The streams of packets a flow puts on the network.
 fn streams_of(sim: &Simulation, f: &Flow) -> Vec<Stream> {
     let seconds = f.stop.min(sim.end).saturating_sub(f.start.min(sim.end)).as_secs_f64();
     let forward = port_path(sim, f.src, f.dst);
-    let slowest = forward.iter().map(|&p| sim.net.ports[p as usize].rate.0).min().unwrap_or(0) as f64;
+    let slowest = forward
+        .iter()
+        .map(|&p| sim.net.ports[p as usize].rate.0)
+        .min()
+        .unwrap_or(0) as f64;
     match &f.transport {
         Transport::Udp { app, .. } => {
             let (bytes, pps) = match app {

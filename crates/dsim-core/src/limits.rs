@@ -21,7 +21,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::params::{ConfigError, KeyPath};
-use crate::scenario::Scenario;
 
 /// The limits, each a count (or bytes, or levels).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,7 +66,8 @@ impl Default for Limits {
 }
 
 /// The rule for an integer the TOML parser cannot hold.
-pub const INTEGER_RULE: &str = "an integer lies in -9223372036854775808..9223372036854775807 (TOML integers are 64-bit)";
+pub const INTEGER_RULE: &str =
+    "an integer lies in -9223372036854775808..9223372036854775807 (TOML integers are 64-bit)";
 
 /// How a user raises the limit `name` (a field of [`Limits`]).
 pub fn how_to_raise(name: &str) -> String {
@@ -75,7 +75,10 @@ pub fn how_to_raise(name: &str) -> String {
         "nodes" | "links" | "flows" | "points" => format!("--max-{name} N, "),
         _ => String::new(),
     };
-    format!("raise it with {flag}DSIM_MAX_{}=N or dsim.set_limits({name}=N)", name.to_uppercase())
+    format!(
+        "raise it with {flag}DSIM_MAX_{}=N or dsim.set_limits({name}=N)",
+        name.to_uppercase()
+    )
 }
 
 /// The error for `value` beyond the limit `name` of `limit`.
@@ -140,27 +143,38 @@ impl Limits {
         }
     }
 
-    /// The counts a scenario declares, from their numbers, before anything is built.
-    pub fn check_counts(&self, sc: &Scenario) -> Result<(), ConfigError> {
+    /// The counts a scenario declares, from their numbers, before anything is built: its
+    /// `nodes` (hosts and routers), its `links` and the `count` of each `[[flow]]`.
+    pub fn check_counts(&self, nodes: u64, links: u64, flow_counts: &[u32]) -> Result<(), ConfigError> {
         let root = KeyPath::root();
-        let nodes = (sc.nodes.hosts.len() + sc.nodes.routers.len()) as u64;
         if nodes > self.nodes {
             let value = format!("{} hosts and routers", grouped(nodes));
-            return Err(exceeded(root.key("nodes"), value, "a scenario declares", "nodes", self.nodes));
+            return Err(exceeded(
+                root.key("nodes"),
+                value,
+                "a scenario declares",
+                "nodes",
+                self.nodes,
+            ));
         }
-        let links = sc.links.len() as u64;
         if links > self.links {
             let value = format!("{} links", grouped(links));
-            return Err(exceeded(root.key("link"), value, "a scenario declares", "links", self.links));
+            return Err(exceeded(
+                root.key("link"),
+                value,
+                "a scenario declares",
+                "links",
+                self.links,
+            ));
         }
         let mut flows = 0u64;
-        for (i, f) in sc.flows.iter().enumerate() {
-            flows = flows.saturating_add(f.count as u64);
+        for (i, &count) in flow_counts.iter().enumerate() {
+            flows = flows.saturating_add(count as u64);
             if flows > self.flows {
-                let value = if flows == f.count as u64 {
-                    f.count.to_string()
+                let value = if flows == count as u64 {
+                    count.to_string()
                 } else {
-                    format!("{} (flows up to here: {})", f.count, grouped(flows))
+                    format!("{count} (flows up to here: {})", grouped(flows))
                 };
                 return Err(exceeded(
                     root.key("flow").index(i).key("count"),
@@ -182,7 +196,9 @@ fn too_deep(table: &toml::Table, path: &KeyPath, limit: u64) -> Option<KeyPath> 
     if limit == 0 {
         return Some(path.clone());
     }
-    table.iter().find_map(|(k, v)| value_too_deep(v, &path.key(k), limit - 1))
+    table
+        .iter()
+        .find_map(|(k, v)| value_too_deep(v, &path.key(k), limit - 1))
 }
 
 fn value_too_deep(value: &toml::Value, path: &KeyPath, limit: u64) -> Option<KeyPath> {
@@ -220,7 +236,10 @@ mod tests {
         let e = limits.check_depth(&table("a.b = [[1]]")).unwrap_err();
         assert_eq!(e.path.to_string(), "a.b[0]");
         assert_eq!(e.value.as_deref(), Some("4 levels deep"));
-        assert!(e.rule.starts_with("tables and arrays nest at most 3 (raise it with DSIM_MAX_DEPTH=N"));
+        assert!(
+            e.rule
+                .starts_with("tables and arrays nest at most 3 (raise it with DSIM_MAX_DEPTH=N")
+        );
         let e = limits.check_depth(&table("[x.y.z]\nw = 1")).unwrap_err();
         assert_eq!(e.path.to_string(), "x.y.z");
         let e = limits.check_depth(&table("x = [{ y = { z = 1 } }]")).unwrap_err();
@@ -229,44 +248,44 @@ mod tests {
 
     #[test]
     fn counts_are_refused_from_their_numbers() {
-        let base = r#"
-            duration = "1s"
-            [nodes]
-            hosts = ["A", "B"]
-            [[link]]
-            from = "A"
-            to = "B"
-            rate = "1Mbps"
-            delay = "1ms"
-            [[flow]]
-            src = "A"
-            dst = "B"
-            count = 3
-            app = { type = "cbr", rate = "1kbps", size = "100B" }
-            [[flow]]
-            src = "A"
-            dst = "B"
-            count = 4000000000
-            app = { type = "cbr", rate = "1kbps", size = "100B" }
-        "#;
-        let sc: Scenario = crate::scenario::deserialize_value(base).unwrap();
-        let e = Limits::default().check_counts(&sc).unwrap_err();
+        let counts = [3, 4_000_000_000];
+        let e = Limits::default().check_counts(2, 1, &counts).unwrap_err();
         assert_eq!(e.path.to_string(), "flow[1].count");
         assert_eq!(e.value.as_deref(), Some("4000000000 (flows up to here: 4,000,000,003)"));
-        assert!(e.rule.starts_with("a scenario holds (its counts together) at most 20,000 (raise it with --max-flows N"));
+        assert!(
+            e.rule
+                .starts_with("a scenario holds (its counts together) at most 20,000 (raise it with --max-flows N")
+        );
         let few = Limits {
             flows: 2,
             ..Limits::default()
         };
-        let e = few.check_counts(&sc).unwrap_err();
-        assert_eq!((e.path.to_string(), e.value.as_deref()), ("flow[0].count".into(), Some("3")));
+        let e = few.check_counts(2, 1, &counts).unwrap_err();
+        assert_eq!(
+            (e.path.to_string(), e.value.as_deref()),
+            ("flow[0].count".into(), Some("3"))
+        );
         let tiny = Limits {
             nodes: 1,
             links: 0,
             ..Limits::default()
         };
-        let e = tiny.check_counts(&sc).unwrap_err();
-        assert_eq!((e.path.to_string(), e.value.as_deref()), ("nodes".into(), Some("2 hosts and routers")));
+        let e = tiny.check_counts(2, 1, &counts).unwrap_err();
+        assert_eq!(
+            (e.path.to_string(), e.value.as_deref()),
+            ("nodes".into(), Some("2 hosts and routers"))
+        );
+        let e = Limits {
+            links: 0,
+            ..Limits::default()
+        }
+        .check_counts(2, 1, &counts)
+        .unwrap_err();
+        assert_eq!(
+            (e.path.to_string(), e.value.as_deref()),
+            ("link".into(), Some("1 links"))
+        );
+        assert!(Limits::default().check_counts(25_000, 50_000, &[20_000]).is_ok());
     }
 
     #[test]
@@ -277,7 +296,13 @@ mod tests {
         };
         assert!(limits.check_text("0123456789").is_ok());
         let e = limits.check_text("01234567890").unwrap_err();
-        assert_eq!(e.to_string(), format!("11 bytes: a scenario file holds at most 10 ({})", how_to_raise("file_bytes")));
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "11 bytes: a scenario file holds at most 10 ({})",
+                how_to_raise("file_bytes")
+            )
+        );
         assert_eq!(
             [0, 999, 1_000, 25_000, 1_000_000].map(grouped),
             ["0", "999", "1,000", "25,000", "1,000,000"]

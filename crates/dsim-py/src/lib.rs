@@ -305,7 +305,10 @@ fn replay(
 
 /// A trace that cannot be read: the error names the trace (`trace`), the caller the file.
 fn trace_error(py: Python<'_>, e: std::io::Error) -> PyErr {
-    scenario_error(py, &ConfigError::new(scenario::KeyPath::root().key("trace"), None, e.to_string()))
+    scenario_error(
+        py,
+        &ConfigError::new(scenario::KeyPath::root().key("trace"), None, e.to_string()),
+    )
 }
 
 /// Reads a pcap capture (at most `max_bytes` long) as a trace: arrival time (ns after the
@@ -377,7 +380,14 @@ fn write_pcap(
         .collect();
     t.write_rewritten(&out, &kept).map_err(|e| {
         let rule = format!("cannot write the capture: {e}");
-        scenario_error(py, &ConfigError::new(scenario::KeyPath::root().key("--out"), Some(out.display().to_string()), rule))
+        scenario_error(
+            py,
+            &ConfigError::new(
+                scenario::KeyPath::root().key("--out"),
+                Some(out.display().to_string()),
+                rule,
+            ),
+        )
     })
 }
 

@@ -42,7 +42,9 @@ pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
 /// [`validate`] within `limits` (counts checked from their numbers before anything is
 /// built); returns the estimated work of one run.
 pub fn validate_within(sc: &Scenario, limits: &Limits) -> Result<Estimate, ConfigError> {
-    limits.check_counts(sc)?;
+    let nodes = (sc.nodes.hosts.len() + sc.nodes.routers.len()) as u64;
+    let counts: Vec<u32> = sc.flows.iter().map(|f| f.count).collect();
+    limits.check_counts(nodes, sc.links.len() as u64, &counts)?;
     let sim = build(sc, sc.seed)?;
     record::plan(sc, &sim)?;
     Ok(crate::estimate::estimate(&sim))

@@ -58,7 +58,9 @@ fn bad(what: String) -> io::Error {
 /// file may be a device or a pipe that never ends).
 pub fn read_bounded(path: &Path, max_bytes: u64) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
-    fs::File::open(path)?.take(max_bytes.saturating_add(1)).read_to_end(&mut bytes)?;
+    fs::File::open(path)?
+        .take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > max_bytes {
         return Err(bad(format!(
             "larger than {} bytes, the limit of a trace ({})",
@@ -87,9 +89,7 @@ impl PcapTrace {
             0xd4c3_b2a1 => (true, false),
             0x4d3c_b2a1 => (true, true),
             0x0a0d_0d0a => {
-                return Err(bad(
-                    "pcapng is not supported; convert it with `editcap -F pcap`".into(),
-                ));
+                return Err(bad("pcapng is not supported; convert it with `editcap -F pcap`".into()));
             }
             _ => {
                 return Err(bad(format!("not a pcap file (magic {magic:#010x})")));
@@ -216,7 +216,11 @@ impl PcapTrace {
 
 /// The stamp of record `i` in ns since the epoch; a fraction of a second must be one.
 fn stamp(i: usize, sec: u64, frac: u64, nanos: bool) -> io::Result<u64> {
-    let (per_sec, unit) = if nanos { (1_000_000_000, "ns") } else { (1_000_000, "us") };
+    let (per_sec, unit) = if nanos {
+        (1_000_000_000, "ns")
+    } else {
+        (1_000_000, "us")
+    };
     if frac >= per_sec {
         return Err(bad(format!(
             "record {i} is stamped {sec} s and {frac} {unit}: the fraction of a second is below {per_sec} {unit}"
@@ -363,7 +367,13 @@ mod tests {
         let a = dir.join("a.pcap");
         let mut w = PcapWriter::create(&a, 65_535).unwrap();
         for t in [t0, t1] {
-            w.write(SimTime(t), &Packet { size: 100, ..Default::default() });
+            w.write(
+                SimTime(t),
+                &Packet {
+                    size: 100,
+                    ..Default::default()
+                },
+            );
         }
         w.finish().unwrap();
         let bytes = fs::read(&a).unwrap();
@@ -375,7 +385,9 @@ mod tests {
     fn stamps_must_not_decrease() {
         // Issue 28: a second record 1 ms before the first came out at arrival 0.
         let t0 = 1_732_531_200_123_456_000;
-        let e = PcapTrace::parse(&two_records(t0, t0 - 1_000_000)).err().expect("refused");
+        let e = PcapTrace::parse(&two_records(t0, t0 - 1_000_000))
+            .err()
+            .expect("refused");
         assert_eq!(
             e.to_string(),
             "record 1 is stamped 1732531200.122456000 s, 1ms before record 0: arrival times must not decrease"
@@ -404,7 +416,11 @@ mod tests {
     #[test]
     fn reads_with_a_bound() {
         let e = read_bounded(Path::new("/dev/zero"), 1_000).err().expect("refused");
-        assert!(e.to_string().starts_with("larger than 1,000 bytes, the limit of a trace"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("larger than 1,000 bytes, the limit of a trace"),
+            "{e}"
+        );
         let dir = std::env::temp_dir().join(format!("dsim-pcap-bound-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let p = dir.join("x");
