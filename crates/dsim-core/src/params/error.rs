@@ -94,6 +94,20 @@ impl ConfigError {
     }
 }
 
+/// Names a message lists at most (a topology of thousands of nodes keeps its errors short).
+const LISTED_NAMES: usize = 12;
+
+/// `names`, sorted and comma-separated: the first [`LISTED_NAMES`] and how many there are
+/// when there are more.
+pub fn some_of<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let mut names: Vec<&str> = names.into_iter().collect();
+    names.sort_unstable();
+    if names.len() <= LISTED_NAMES {
+        return names.join(", ");
+    }
+    format!("{}, ... ({} in all)", names[..LISTED_NAMES].join(", "), names.len())
+}
+
 /// Values longer than this many characters are shown by their beginning.
 const SHOWN_CHARS: usize = 60;
 

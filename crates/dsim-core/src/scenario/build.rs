@@ -106,12 +106,11 @@ pub(super) fn lookup(
     path: KeyPath,
 ) -> Result<(NodeId, NodeKind)> {
     names.get(name).copied().ok_or_else(|| {
-        let mut known: Vec<&str> = names.keys().map(String::as_str).collect();
-        known.sort();
+        let known = crate::params::some_of(names.keys().map(String::as_str));
         ConfigError::new(
             path,
             Some(quoted(name)),
-            format!("no node has this name; declared nodes: {}", known.join(", ")),
+            format!("no node has this name; declared nodes: {known}"),
         )
     })
 }
