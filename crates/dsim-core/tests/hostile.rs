@@ -168,7 +168,11 @@ fn integers_beyond_64_bits_and_deep_nesting_are_refused_in_one_line() {
     );
     // The value as written there: the nine innermost levels.
     assert_eq!(e.value.as_deref(), Some("[[[[[[[[[1]]]]]]]]]"));
-    assert!(e.rule.starts_with("tables and arrays nest at most 32 (raise it with DSIM_MAX_DEPTH=N"), "{e}");
+    assert!(
+        e.rule
+            .starts_with("tables and arrays nest at most 32 (raise it with DSIM_MAX_DEPTH=N"),
+        "{e}"
+    );
     assert_eq!(e.line, Some(1));
 }
 
@@ -270,7 +274,10 @@ fn mutation() -> impl Strategy<Value = Mutation> {
 
 fn apply(text: &str, m: &Mutation) -> String {
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    let n = lines.len().max(1);
+    if lines.is_empty() {
+        lines.push(String::new()); // a text truncated to nothing
+    }
+    let n = lines.len();
     match m {
         Mutation::DeleteLine(i) => {
             lines.remove(i % n);

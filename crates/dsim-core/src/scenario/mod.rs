@@ -103,8 +103,11 @@ fn deserialize_checked<T: serde::de::DeserializeOwned>(
 fn syntax_error(e: &toml::de::Error, text: &str) -> ConfigError {
     let line = e.span().map(|s| line_at(text, s.start));
     if let Some(rule) = parser_limit_rule(e.message()) {
-        // The parser's own limits, said in the words of the rule.
-        let value = e.span().map(|s| text[s].to_string());
+        // The parser's own limits, said in the words of the rule; the value is the integer
+        // (shortened when shown), not the bracket where the nesting went too deep.
+        let value = (rule == crate::limits::INTEGER_RULE)
+            .then(|| e.span().map(|s| text[s].to_string()))
+            .flatten();
         return ConfigError {
             path: KeyPath::root(),
             value,

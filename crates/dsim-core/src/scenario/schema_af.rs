@@ -41,8 +41,8 @@ pub enum DirectionMatch {
 }
 
 /// Which packets a conditioner conditions; every criterion given must hold. A list given
-/// must name something: `flow = []` would read as "no flow" and yet, taken as "not given",
-/// match every flow (issue 28); leaving the key out is how to match every flow.
+/// must not be empty: leave the key out to match every flow.
+// (`flow = []` reads as "no flow", and was taken as "not given": every flow; issue 28.)
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct MatchSpec {
