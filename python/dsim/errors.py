@@ -42,7 +42,10 @@ class ScenarioError(DsimError, ValueError):
         return ScenarioError(str(self).removeprefix(f"line {self.line}: "), self.path, self.value, self.rule, None, self.file)
 
     def in_file(self, file: str) -> "ScenarioError":
-        """The same error, its message prefixed with the file name."""
+        """The same error, its message prefixed with the file name (unless it names it
+        already)."""
+        if self.file == file:
+            return self
         return ScenarioError(f"{file}: {self}", self.path, self.value, self.rule, self.line, file)
 
 

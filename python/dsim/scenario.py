@@ -177,6 +177,13 @@ def rio(
     """RIO in draft-ibanez's notation: `out` = (minth_out, maxth_out, maxp_out) on the
     average of all packets, `in_` = (minth_in, maxth_in, maxp_in) on the average of IN
     packets; `in_dscp` are the IN codepoints, every other codepoint is OUT."""
+    for name, triple in (("out", out), ("in_", in_)):
+        if not isinstance(triple, tuple | list) or len(triple) != 3:
+            rule = "a triple (min_th, max_th, max_p), such as (\"5p\", \"15p\", 0.1)"
+            raise ScenarioError(f"{name} = {_short(triple)}: {rule}", name, _short(triple), rule)
+    if isinstance(in_dscp, str | int) or not isinstance(in_dscp, list | tuple):
+        rule = "a list of codepoints, such as [\"AF11\"]"
+        raise ScenarioError(f"in_dscp = {_short(in_dscp)}: {rule}", "in_dscp", _short(in_dscp), rule)
     return mred(
         limit,
         [precedence(in_[0], in_[1], in_[2], dscp=in_dscp), precedence(out[0], out[1], out[2])],
@@ -261,10 +268,18 @@ class Scenario:
 
     @classmethod
     def from_toml(cls, source: str | os.PathLike[str]) -> "Scenario":
-        """Reads a scenario file (a path) or TOML text. Syntax and schema are checked."""
+        """Reads a scenario file (a path) or TOML text. Syntax, limits (docs/limits.md) and
+        schema are checked."""
+        if not isinstance(source, str | os.PathLike):
+            rule = "a scenario file's path or TOML text"
+            raise ScenarioError(f"source = {_short(source)}: expected {rule}", "source", _short(source), rule)
         path = _as_path(source)
-        text = _read_text(path) if path else str(source)
-        sc = cls.from_dict(tomllib.loads(text)) if _is_valid_toml(text) else cls()
+        text = _read_text(path) if path else source
+        try:
+            data = load_toml(text)
+        except ScenarioError as e:
+            raise (e.in_file(str(path)) if path else e) from None
+        sc = cls.from_dict(data)
         sc.source = str(path) if path else None
         sc._text, sc._read = text, copy.deepcopy(sc.data)
         sc.validate()
@@ -283,12 +298,15 @@ class Scenario:
         """The scenario as TOML text, in the schema of scenario files."""
         if self._text_is_current():
             return self._text
-        try:
-            return tomli_w.dumps(self.data)
-        except TypeError:  # a value TOML cannot write (None, an object): name where it is
-            path, value = _unwritable(self.data) or ("", None)
-            rule = "a value is a string (with its unit), a number, a boolean, a list or a table"
-            raise ScenarioError(f"{path} = {value!r}: {rule}", path, repr(value), rule) from None
+        found = _unwritable(self.data)
+        if found is None:
+            try:
+                return tomli_w.dumps(self.data)
+            except (TypeError, ValueError):  # what _unwritable missed: the first key it finds
+                found = ("", self.data)
+        path, value = found
+        rule = "a value is a string (with its unit), a 64-bit integer, a number, a boolean, a list or a table"
+        raise ScenarioError(f"{path} = {_short(value)}: {rule}", path, _short(value), rule)
 
     def _text_is_current(self) -> bool:
         """Whether the text read still says what the data says (`.data` may be edited
@@ -303,8 +321,11 @@ class Scenario:
     def validate(self) -> "Scenario":
         """Checks every rule of the schema; raises ScenarioError naming key, value and rule
         (and the file and line, for a scenario read from a file and not edited since)."""
+        from .limits import limits_json
+
         try:
-            _dsim.validate(self.to_toml())
+            #: The work of one run, as the core estimates it (events, memory_bytes, packets).
+            self.estimate: dict[str, int] = _dsim.validate(self.to_toml(), limits_json())
             if not self.data.get("flow"):
                 rule = "a scenario needs at least one [[flow]]: without traffic there is nothing to measure"
                 raise ScenarioError(f"flow: {rule}", "flow", None, rule)
@@ -344,9 +365,7 @@ class Scenario:
 
     def set(self, path: str, value: Any) -> "Scenario":
         """Sets the value at a key path as it reads in a file: ``set("flow[0].app.rate", "2Mbps")``."""
-        parts = [m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _PATH_PART.finditer(path)]
-        if not parts:
-            raise ScenarioError(f"{path!r} is not a key path", path, None, "a key path reads like flow[0].app.rate")
+        parts = _key_path(path)
         node: Any = self.data
         for i, part in enumerate(parts[:-1]):
             try:
@@ -365,7 +384,7 @@ class Scenario:
 
     def get(self, path: str) -> Any:
         """The value at a key path as it reads in a file: ``get("flow[0].app.rate")``."""
-        parts = [m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _PATH_PART.finditer(path)]
+        parts = _key_path(path)
         node: Any = self.data
         for i, part in enumerate(parts):
             try:
@@ -495,14 +514,40 @@ class Scenario:
         )
 
 
+#: TOML integers are 64-bit (TOML 1.0, "Integer").
+_I64 = range(-(2**63), 2**63)
+#: How deep `_unwritable` looks: deeper than any limit a scenario may be raised to.
+_DEEPEST = 200
+
+
+def _key_path(path: Any) -> list[str | int]:
+    """The parts of a key path (``flow[0].app.rate`` -> flow, 0, app, rate)."""
+    rule = "a key path reads like flow[0].app.rate"
+    if not isinstance(path, str) or len(path) > 1000:
+        raise ScenarioError(f"path = {_short(path)}: {rule}", "path", _short(path), rule)
+    parts = [m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _PATH_PART.finditer(path)]
+    if not parts:
+        raise ScenarioError(f"{path!r} is not a key path", path, None, rule)
+    return parts
+
+
 def _unwritable(node: Any, parts: tuple[str | int, ...] = ()) -> tuple[str, Any] | None:
-    """The key path and value of the first value TOML cannot write, or None."""
+    """The key path and value of the first value TOML cannot write, or None: an object,
+    None, an integer beyond 64 bits, a table key that is not a string, a value nested
+    deeper than any limit (or in itself)."""
+    if len(parts) > _DEEPEST:
+        return _path_text(list(parts)), "(nested too deep)"
     if isinstance(node, dict):
+        bad_key = next((k for k in node if not isinstance(k, str)), None)
+        if bad_key is not None:
+            return _path_text(list(parts)), bad_key
         children: Any = node.items()
     elif isinstance(node, list | tuple):
         children = enumerate(node)
-    elif isinstance(node, str | int | float | bool | datetime.date | datetime.time):
+    elif isinstance(node, bool | str | float | datetime.date | datetime.time):
         return None
+    elif isinstance(node, int):
+        return None if node in _I64 else (_path_text(list(parts)), node)
     else:
         return _path_text(list(parts)), node
     for key, child in children:
@@ -512,18 +557,61 @@ def _unwritable(node: Any, parts: tuple[str | int, ...] = ()) -> tuple[str, Any]
     return None
 
 
+#: Characters of a value an error message shows (the core's `shorten`).
+_SHOWN_CHARS = 60
+
+
+def _short(value: Any) -> str:
+    """`value` as an error message shows it: a value of thousands of characters (a
+    5,000-digit number, a long list) by its beginning and its length, so that the message
+    stays one line. Never fails (an integer too long for `str` included)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        digits = int(value.bit_length() * 0.30103) + 1
+        return f"{'-' if value < 0 else ''}an integer of about {digits:,} digits"
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        text = f"a {type(value).__name__}"
+    text = " ".join(text.split())
+    if len(text) > _SHOWN_CHARS:
+        return f"{text[: _SHOWN_CHARS // 2]}... ({len(text):,} characters)"
+    return text
+
+
+def load_toml(text: str) -> dict[str, Any]:
+    """TOML text as a dict, checked by the core first (size, syntax, integers beyond 64 bits
+    and nesting depth within the limits, docs/limits.md) so that Python's reader meets
+    neither its recursion limit nor its limit on digits."""
+    from .limits import limits_json
+
+    _dsim.check_toml(text, limits_json())
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:  # TOML 1.1, which the core reads and Python does not
+        rule = f"not valid TOML 1.0: {e}"
+        raise ScenarioError(rule, "", None, rule) from None
+
+
 def _path_text(parts: list[str | int]) -> str:
     """Key path parts as they read in a file: ["flow", 0, "app"] -> flow[0].app."""
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
 
 
-def _read_text(path: Path) -> str:
-    """A scenario file's text: UTF-8, a leading byte-order mark dropped (TOML is UTF-8; some
-    editors write the mark, which the Python and the Rust TOML readers treat differently)."""
+def _read_text(path: Path, what: str = "a scenario file") -> str:
+    """A scenario (or configuration) file's text: UTF-8, a leading byte-order mark dropped
+    (TOML is UTF-8; some editors write the mark, which the Python and the Rust TOML readers
+    treat differently), read with a bound (``/dev/zero`` is refused, not read forever)."""
+    from .limits import read_bounded
+
     try:
-        return path.read_text(encoding="utf-8-sig")
+        data = read_bounded(path, "file_bytes", f"{what} holds")
+    except OSError as e:
+        rule = f"{what} is a readable file"
+        raise ScenarioError(f"{e.strerror or e}: {path}", "", str(path), rule, None, str(path)) from None
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        rule = "a scenario file is UTF-8 text"
+        rule = f"{what} is UTF-8 text"
         raise ScenarioError(f"{path}: the byte at offset {e.start} is not UTF-8; {rule}", "", None, rule, None, str(path)) from None
 
 
@@ -536,19 +624,11 @@ def _as_path(source: str | os.PathLike[str]) -> Path | None:
     return None
 
 
-def _is_valid_toml(text: str) -> bool:
-    try:
-        tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return False
-    return True
-
-
 def load_scenario(source: "Scenario | str | os.PathLike[str]") -> Scenario:
     """A Scenario from a Scenario, a scenario file path, or TOML text."""
     if isinstance(source, Scenario):
         return source
     if not isinstance(source, str | os.PathLike):
         rule = "a dsim.Scenario, a scenario file's path or TOML text"
-        raise ScenarioError(f"scenario = {source!r}: expected {rule}, not {type(source).__name__}", "scenario", repr(source), rule)
+        raise ScenarioError(f"scenario = {_short(source)}: expected {rule}, not {type(source).__name__}", "scenario", _short(source), rule)
     return Scenario.from_toml(source)
