@@ -36,8 +36,8 @@ from decimal import ROUND_FLOOR, Context, Decimal, DecimalException, DivisionByZ
 from typing import Any
 
 from . import _dsim
-from .errors import MAX_REPLICATIONS, ScenarioError, check_integer
-from .scenario import _PATH_PART, Scenario, _short, load_scenario
+from .errors import MAX_REPLICATIONS, ScenarioError, check_integer, shorten
+from .scenario import _PATH_PART, Scenario, load_scenario
 
 __all__ = ["Axis", "Design", "Point", "MODES", "parse_axes", "parse_cli_axis", "design_for"]
 
@@ -80,7 +80,7 @@ def _inside(inner: str, outer: str) -> bool:
 
 def _axis_error(key: str, value: Any, rule: str) -> ScenarioError:
     shown = _show(value)
-    key = _short(key).strip("'\"")
+    key = shorten(key).strip("'\"")
     return ScenarioError(f"sweep axis {key!r} = {shown}: {rule}", f"sweep.{key}" if key else "sweep", shown, rule)
 
 
@@ -93,8 +93,8 @@ def _show(value: Any) -> str:
         else:
             text = json.dumps(value, separators=(", ", " = ")) if isinstance(value, dict) else json.dumps(value)
     except (TypeError, ValueError, RecursionError):
-        return _short(value)
-    return text if len(text) <= 60 else _short(value)
+        return shorten(value)
+    return text if len(text) <= 60 else shorten(value)
 
 
 @dataclass(frozen=True)
@@ -334,7 +334,7 @@ def _cli_value(text: str) -> Any:
     except ScenarioError as e:
         if "not valid TOML" in e.rule:
             return text
-        raise ScenarioError(f"--set {_short(text)}: {e.rule}", "sweep", _short(text), e.rule) from None
+        raise ScenarioError(f"--set {shorten(text)}: {e.rule}", "sweep", shorten(text), e.rule) from None
 
 
 def _cli_number(text: str) -> int | str:

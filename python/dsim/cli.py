@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import DsimError, ScenarioError
+from .errors import DsimError, ScenarioError, shorten
 from .plot import KINDS as PLOT_KINDS
 
 if TYPE_CHECKING:
@@ -77,7 +77,10 @@ def _table(title: str, columns: list[str], left: tuple[str, ...] = ()) -> Any:
 
 def _err(msg: str) -> int:
     # Plain text, red on a terminal: `[sweep]` or `dsim[dask]` in a message is not markup.
+    # One line, whatever a file name or a value quoted in it holds (a newline, a control
+    # character: escaped).
     head = "\033[1;31mdsim: error:\033[0m" if sys.stderr.isatty() else "dsim: error:"
+    msg = "".join(c if c.isprintable() else repr(c)[1:-1] for c in msg)
     print(f"{head} {msg}", file=sys.stderr)
     return EXIT_USAGE
 
@@ -85,15 +88,13 @@ def _err(msg: str) -> int:
 def _integer(text: str, base: int = 10) -> int:
     """A flag's integer; at most 20 digits (a 64-bit number), so that neither the parse nor
     the message about it meets Python's limit on digits."""
-    from .scenario import _short
-
     digits = text.strip().lstrip("+-")
     if len(digits) > 22:
-        raise argparse.ArgumentTypeError(f"{_short(text)} is not a 64-bit integer")
+        raise argparse.ArgumentTypeError(f"{shorten(text)} is not a 64-bit integer")
     try:
         return int(text, base)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{_short(text)} is not an integer") from None
+        raise argparse.ArgumentTypeError(f"{shorten(text)} is not an integer") from None
 
 
 def _positive_int(text: str) -> int:

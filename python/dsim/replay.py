@@ -41,8 +41,8 @@ import pyarrow as pa
 import tomli_w
 
 from . import _dsim
-from .errors import ScenarioError, check_integer
-from .scenario import _short, load_toml
+from .errors import ScenarioError, check_integer, shorten
+from .scenario import load_toml
 
 _TIME_SCALE = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 #: The largest time dsim holds: 2^64 - 1 ns (584 years).
@@ -66,12 +66,12 @@ def _config_text(config: Mapping[str, Any] | str | os.PathLike[str]) -> str:
                 found = ("", config)
         path, value = found
         rule = "a value is a string (with its unit), a 64-bit integer, a number, a boolean, a list or a table"
-        raise ScenarioError(f"config.{path} = {_short(value)}: {rule}", f"config.{path}", _short(value), rule)
+        raise ScenarioError(f"config.{path} = {shorten(value)}: {rule}", f"config.{path}", shorten(value), rule)
     if isinstance(config, os.PathLike) or (isinstance(config, str) and "\n" not in config and config.endswith(".toml")):
         return _read_text(Path(config), "a mechanism's configuration file")
     if not isinstance(config, str):
         rule = "a mechanism's table as a dict, its TOML text or a .toml file"
-        raise ScenarioError(f"config = {_short(config)}: expected {rule}", "config", _short(config), rule)
+        raise ScenarioError(f"config = {shorten(config)}: expected {rule}", "config", shorten(config), rule)
     return config
 
 
@@ -80,11 +80,11 @@ def _frame(arrivals: pd.DataFrame | Iterable[Mapping[str, Any]]) -> pd.DataFrame
         return arrivals.reset_index(drop=True)
     rule = "a DataFrame, or an iterable of records (dicts) with the columns of a trace"
     if isinstance(arrivals, str | bytes | Mapping) or not isinstance(arrivals, Iterable):
-        raise ScenarioError(f"arrivals = {_short(arrivals)}: expected {rule}", "arrivals", _short(arrivals), rule)
+        raise ScenarioError(f"arrivals = {shorten(arrivals)}: expected {rule}", "arrivals", shorten(arrivals), rule)
     records = list(arrivals)
     for i, r in enumerate(records):
         if not isinstance(r, Mapping):
-            raise ScenarioError(f"trace[{i}] = {_short(r)}: expected {rule}", f"trace[{i}]", _short(r), rule)
+            raise ScenarioError(f"trace[{i}] = {shorten(r)}: expected {rule}", f"trace[{i}]", shorten(r), rule)
     return pd.DataFrame.from_records(records).reset_index(drop=True)
 
 
@@ -119,7 +119,7 @@ def _whole(col: str, i: int, raw: Any, scale: int, rule: str, low: int, high: in
             n = n.to_integral_value(rounding=ROUND_HALF_EVEN)
         ok = n is not None and n == n.to_integral_value() and low <= n <= high
     if not ok:
-        raise ScenarioError(f"trace[{i}].{col} = {_short(raw)}: {rule}", f"trace[{i}].{col}", _short(raw), rule)
+        raise ScenarioError(f"trace[{i}].{col} = {shorten(raw)}: {rule}", f"trace[{i}].{col}", shorten(raw), rule)
     return int(n)
 
 
@@ -178,7 +178,7 @@ def _text(v: Any) -> str:
     try:
         return str(v)
     except (ValueError, RecursionError):
-        return _short(v)
+        return shorten(v)
 
 
 def _flows(df: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
@@ -215,7 +215,7 @@ def _ecns(df: pd.DataFrame) -> np.ndarray:
         code = _ecn_code(v)
         if code is None:
             rule = "an ECN field is not-ect, ect0, ect1, ce, or 0-3 (RFC 3168: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE)"
-            raise ScenarioError(f"trace[{i}].ecn = {_short(v)}: {rule}", f"trace[{i}].ecn", _short(v), rule)
+            raise ScenarioError(f"trace[{i}].ecn = {shorten(v)}: {rule}", f"trace[{i}].ecn", shorten(v), rule)
         out[i] = code
     return out
 
@@ -229,7 +229,7 @@ def _colours(df: pd.DataFrame) -> np.ndarray:
             continue
         code = _COLOURS.get(_text(v).lower())
         if code is None:
-            raise ScenarioError(f"trace[{i}].color = {_short(v)}: one of green, yellow, red", f"trace[{i}].color", _short(v), "a colour is green, yellow or red")
+            raise ScenarioError(f"trace[{i}].color = {shorten(v)}: one of green, yellow, red", f"trace[{i}].color", shorten(v), "a colour is green, yellow or red")
         out[i] = code
     return out
 
@@ -299,12 +299,12 @@ def _check_arguments(rate: Any, seed: Any, time_unit: Any, series: Any) -> None:
     check_integer("seed", seed, 0)
     if rate is not None and not isinstance(rate, str):
         rule = 'a rate with its unit, such as "10Mbps"'
-        raise ScenarioError(f"rate = {_short(rate)}: {rule}", "rate", _short(rate), rule)
+        raise ScenarioError(f"rate = {shorten(rate)}: {rule}", "rate", shorten(rate), rule)
     if not isinstance(time_unit, str) or time_unit not in _TIME_SCALE:
         rule = f"one of {', '.join(_TIME_SCALE)}"
-        raise ScenarioError(f"time_unit = {_short(time_unit)}: {rule}", "time_unit", _short(time_unit), "unknown time unit")
+        raise ScenarioError(f"time_unit = {shorten(time_unit)}: {rule}", "time_unit", shorten(time_unit), "unknown time unit")
     if not isinstance(series, bool | np.bool_):
-        raise ScenarioError(f"series = {_short(series)}: True or False", "series", _short(series), "True or False")
+        raise ScenarioError(f"series = {shorten(series)}: True or False", "series", shorten(series), "True or False")
 
 
 def is_pcap(path: str | os.PathLike[str]) -> bool:
@@ -319,7 +319,7 @@ def read_trace(path: str | os.PathLike[str]) -> pd.DataFrame:
     from .limits import current, read_bounded
     if not isinstance(path, str | os.PathLike):
         rule = "a trace file's path"
-        raise ScenarioError(f"path = {_short(path)}: expected {rule}", "path", _short(path), rule)
+        raise ScenarioError(f"path = {shorten(path)}: expected {rule}", "path", shorten(path), rule)
     if is_pcap(path):
         df = pa.record_batch(_dsim.read_pcap(os.fspath(path), current()["trace_bytes"])).to_pandas()
         df["dscp"] = [_dsim.dscp_name(int(d)) for d in df["dscp"]]

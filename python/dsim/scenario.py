@@ -63,7 +63,7 @@ from ._params import (
 )
 
 
-from .errors import ScenarioError
+from .errors import ScenarioError, shorten
 
 __all__ = [
     "Scenario",
@@ -162,7 +162,7 @@ def dsd(buffer: str, d: str, *, control: dict[str, Any] | bool | None = None, **
         control = {}
     elif control is False:
         control = None
-    return _params._dsd(buffer, d, control=control, **keys)
+    return _keys_of("dsd", _params._dsd, buffer, d, control=control, **keys)
 
 
 def rio(
@@ -180,10 +180,10 @@ def rio(
     for name, triple in (("out", out), ("in_", in_)):
         if not isinstance(triple, tuple | list) or len(triple) != 3:
             rule = "a triple (min_th, max_th, max_p), such as (\"5p\", \"15p\", 0.1)"
-            raise ScenarioError(f"{name} = {_short(triple)}: {rule}", name, _short(triple), rule)
+            raise ScenarioError(f"{name} = {shorten(triple)}: {rule}", name, shorten(triple), rule)
     if isinstance(in_dscp, str | int) or not isinstance(in_dscp, list | tuple):
         rule = "a list of codepoints, such as [\"AF11\"]"
-        raise ScenarioError(f"in_dscp = {_short(in_dscp)}: {rule}", "in_dscp", _short(in_dscp), rule)
+        raise ScenarioError(f"in_dscp = {shorten(in_dscp)}: {rule}", "in_dscp", shorten(in_dscp), rule)
     return mred(
         limit,
         [precedence(in_[0], in_[1], in_[2], dscp=in_dscp), precedence(out[0], out[1], out[2])],
@@ -197,7 +197,7 @@ def srras(cir: str, *, green: bool = False, **keys: Any) -> dict[str, Any]:
     """RFC 2963 single rate rate adaptive shaper (srRAS), or G-srRAS with `green` (which
     needs an :func:`srtcm` meter in the same conditioner); the keys of
     :func:`dsim._params._srras`. See docs/ras.md."""
-    table = _params._srras(cir, **keys)
+    table = _keys_of("srras", _params._srras, cir, **keys)
     table["type"] = "g_srras" if green else "srras"
     return table
 
@@ -206,9 +206,22 @@ def trras(cir: str, pir: str, *, green: bool = False, **keys: Any) -> dict[str, 
     """RFC 2963 two rate rate adaptive shaper (trRAS), or G-trRAS with `green` (which
     needs a :func:`trtcm` meter in the same conditioner); the keys of
     :func:`dsim._params._trras`. See docs/ras.md."""
-    table = _params._trras(cir, pir, **keys)
+    table = _keys_of("trras", _params._trras, cir, pir, **keys)
     table["type"] = "g_trras" if green else "trras"
     return table
+
+
+def _keys_of(name: str, builder: Any, *args: Any, **keys: Any) -> dict[str, Any]:
+    """`builder(*args, **keys)` for a wrapper that passes its keys on: a key missing or
+    unknown is a ScenarioError naming the builder's keys, not a TypeError from inside."""
+    import inspect
+
+    try:
+        inspect.signature(builder).bind(*args, **keys)
+    except TypeError as e:
+        rule = f"{name} takes {', '.join(inspect.signature(builder).parameters)}"
+        raise ScenarioError(f"{name}(...): {e}; {rule}", name, None, rule) from None
+    return builder(*args, **keys)
 
 
 def mark(dscp: str | int) -> dict[str, Any]:
@@ -272,7 +285,7 @@ class Scenario:
         schema are checked."""
         if not isinstance(source, str | os.PathLike):
             rule = "a scenario file's path or TOML text"
-            raise ScenarioError(f"source = {_short(source)}: expected {rule}", "source", _short(source), rule)
+            raise ScenarioError(f"source = {shorten(source)}: expected {rule}", "source", shorten(source), rule)
         path = _as_path(source)
         text = _read_text(path) if path else source
         try:
@@ -306,7 +319,7 @@ class Scenario:
                 found = ("", self.data)
         path, value = found
         rule = "a value is a string (with its unit), a 64-bit integer, a number, a boolean, a list or a table"
-        raise ScenarioError(f"{path} = {_short(value)}: {rule}", path, _short(value), rule)
+        raise ScenarioError(f"{path} = {shorten(value)}: {rule}", path, shorten(value), rule)
 
     def _text_is_current(self) -> bool:
         """Whether the text read still says what the data says (`.data` may be edited
@@ -524,7 +537,7 @@ def _key_path(path: Any) -> list[str | int]:
     """The parts of a key path (``flow[0].app.rate`` -> flow, 0, app, rate)."""
     rule = "a key path reads like flow[0].app.rate"
     if not isinstance(path, str) or len(path) > 1000:
-        raise ScenarioError(f"path = {_short(path)}: {rule}", "path", _short(path), rule)
+        raise ScenarioError(f"path = {shorten(path)}: {rule}", "path", shorten(path), rule)
     parts = [m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _PATH_PART.finditer(path)]
     if not parts:
         raise ScenarioError(f"{path!r} is not a key path", path, None, rule)
@@ -555,27 +568,6 @@ def _unwritable(node: Any, parts: tuple[str | int, ...] = ()) -> tuple[str, Any]
         if found:
             return found
     return None
-
-
-#: Characters of a value an error message shows (the core's `shorten`).
-_SHOWN_CHARS = 60
-
-
-def _short(value: Any) -> str:
-    """`value` as an error message shows it: a value of thousands of characters (a
-    5,000-digit number, a long list) by its beginning and its length, so that the message
-    stays one line. Never fails (an integer too long for `str` included)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
-        digits = int(value.bit_length() * 0.30103) + 1
-        return f"{'-' if value < 0 else ''}an integer of about {digits:,} digits"
-    try:
-        text = repr(value)
-    except (ValueError, RecursionError):
-        text = f"a {type(value).__name__}"
-    text = " ".join(text.split())
-    if len(text) > _SHOWN_CHARS:
-        return f"{text[: _SHOWN_CHARS // 2]}... ({len(text):,} characters)"
-    return text
 
 
 def load_toml(text: str) -> dict[str, Any]:
@@ -630,5 +622,5 @@ def load_scenario(source: "Scenario | str | os.PathLike[str]") -> Scenario:
         return source
     if not isinstance(source, str | os.PathLike):
         rule = "a dsim.Scenario, a scenario file's path or TOML text"
-        raise ScenarioError(f"scenario = {_short(source)}: expected {rule}, not {type(source).__name__}", "scenario", _short(source), rule)
+        raise ScenarioError(f"scenario = {shorten(source)}: expected {rule}, not {type(source).__name__}", "scenario", shorten(source), rule)
     return Scenario.from_toml(source)

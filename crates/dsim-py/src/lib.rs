@@ -14,6 +14,7 @@ use pyo3::types::PyDict;
 
 use dsim_core::estimate::Estimate;
 use dsim_core::limits::Limits;
+use dsim_core::params::one_line;
 use dsim_core::results::Tables;
 use dsim_core::scenario::{self, ConfigError, Scenario};
 use dsim_core::task::Progress;
@@ -23,8 +24,9 @@ use crate::arrow::ArrowTable;
 fn scenario_error(py: Python<'_>, e: &ConfigError) -> PyErr {
     let make = || -> PyResult<PyErr> {
         let cls = py.import("dsim.errors")?.getattr("ScenarioError")?;
-        let path = e.path.to_string();
-        let obj = cls.call1((e.to_string(), path, e.shown_value(), e.rule.clone(), e.line))?;
+        // Each part on one line: the Python front quotes them in messages of its own.
+        let path = one_line(&e.path.to_string());
+        let obj = cls.call1((e.to_string(), path, e.shown_value(), one_line(&e.rule), e.line))?;
         Ok(PyErr::from_value(obj))
     };
     make().unwrap_or_else(|err| err)

@@ -18,7 +18,7 @@ mod error;
 pub mod schema;
 
 pub use dsim_derive::Params;
-pub use error::{ConfigError, KeyPath, Seg, shorten, some_of};
+pub use error::{ConfigError, KeyPath, Seg, one_line, shorten, some_of};
 
 use std::collections::BTreeMap;
 
