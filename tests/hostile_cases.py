@@ -170,7 +170,7 @@ class Outcome:
     timed_out: bool
 
 
-def run_dsim(argv: list[str], *, timeout_s: float = 20.0, memory_mb: int = 4096, cwd: Path | None = None) -> Outcome:
+def run_dsim(argv: list[str], *, timeout_s: float = 20.0, memory_mb: int = 4096, cwd: Path | None = None, env: dict[str, str] | None = None) -> Outcome:
     """Runs `python -m dsim ARGV` in a child process with an address-space limit, killed
     after `timeout_s`; returns its status, output, wall time and peak resident set (the
     child's own ru_maxrss, from wait4)."""
@@ -181,7 +181,7 @@ def run_dsim(argv: list[str], *, timeout_s: float = 20.0, memory_mb: int = 4096,
         cap = memory_mb * 2**20
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), NO_COLOR="1", COLUMNS="160")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"), NO_COLOR="1", COLUMNS="160", **(env or {}))
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(DSIM + argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd, env=env, preexec_fn=limit)
