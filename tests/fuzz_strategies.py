@@ -18,6 +18,8 @@ from typing import Any, Callable, NamedTuple
 
 from hypothesis import strategies as st
 
+from hostile_cases import BASE
+
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((ROOT / "python" / "dsim" / "scenarios").glob("*/*.toml"))
 
@@ -254,21 +256,8 @@ def _replay(data: str | bytes, suffix: str, args: list[str] | None = None) -> Ca
 
 # -- the public API --------------------------------------------------------------------------
 
-TINY = """\
-duration = "200ms"
-[nodes]
-hosts = ["A", "B"]
-[[link]]
-from = "A"
-to = "B"
-rate = "10Mbps"
-delay = "1ms"
-[[flow]]
-name = "f"
-src = "A"
-dst = "B"
-app = { type = "cbr", rate = "1Mbps", size = "500B" }
-"""
+#: A small valid scenario for the API's calls, short enough to run.
+TINY = BASE.replace('duration = "10s"', 'duration = "200ms"')
 
 hostile = st.sampled_from(HOSTILE_PY) | st.integers() | st.text(max_size=20) | st.floats()
 

@@ -20,43 +20,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from conftest import THREE_HOPS
+
 ROOT = Path(__file__).resolve().parent.parent
 DSIM = [sys.executable, "-m", "dsim"]
 
-#: A small valid scenario the cases edit (two hosts, two routers, one CBR flow).
-BASE = """\
-name = "base"
-duration = "10s"
-warmup = "1s"
-
-[nodes]
-hosts = ["A", "B"]
-routers = ["R1", "R2"]
-
-[[link]]
-from = "A"
-to = "R1"
-rate = "10Mbps"
-delay = "1ms"
-
-[[link]]
-from = "R1"
-to = "R2"
-rate = "5Mbps"
-delay = "10ms"
-
-[[link]]
-from = "R2"
-to = "B"
-rate = "10Mbps"
-delay = "2ms"
-
-[[flow]]
-name = "cbr"
-src = "A"
-dst = "B"
-app = { type = "cbr", rate = "2Mbps", size = "1000B" }
-"""
+#: The valid scenario the cases edit: two hosts, two routers, a CBR and a Poisson flow.
+BASE = THREE_HOPS
+#: Its CBR source.
+CBR = 'app = { type = "cbr", rate = "1Mbps", size = "1500B", spacing_variation = "10%" }'
 
 BIG = "9" * 5000
 
@@ -103,20 +75,20 @@ def cases() -> list[Case]:
         Case("nest-inline-3000", tb, "inline tables nested 3,000 deep", f"{BASE}x = {_nested(3000, '{a = ', '}')}\n"),
         Case("nest-mixed-4000", tb, "arrays of inline tables nested 4,000 deep", f"{BASE}x = {_nested(2000, '[{a = ', '}]')}\n"),
         Case("nest-app-2000", tb, "inline tables nested 2,000 deep inside flow[0].app",
-             _with('size = "1000B" }', 'size = "1000B", x = ' + _nested(2000, "{a = ", "}") + " }")),
+             _with('spacing_variation = "10%" }', 'spacing_variation = "10%", x = ' + _nested(2000, "{a = ", "}") + " }")),
         Case("nest-sweep-5000", tb, "a sweep axis nested 5,000 deep", _sweep(f'"duration" = {_nested(5000, "[", "]", chr(34) + "1s" + chr(34))}')),
         Case("nest-hosts-3000", tb, "the hosts list nested 3,000 deep", _with('hosts = ["A", "B"]', f'hosts = ["A", "B", {_nested(3000, "[", "]", chr(34) + "C" + chr(34))}]')),
         # -- 5,000-digit integers (tomllib: ValueError, int max str digits) -------------------
         Case("int-seed", tb, "seed of 5,000 digits", _with('warmup = "1s"', f'warmup = "1s"\nseed = {BIG}')),
         Case("int-seed-negative", tb, "seed of minus 5,000 digits", _with('warmup = "1s"', f'warmup = "1s"\nseed = -{BIG}')),
         Case("int-replications", tb, "replications of 5,000 digits", _with('warmup = "1s"', f'warmup = "1s"\nreplications = {BIG}')),
-        Case("int-count", tb, "flow[0].count of 5,000 digits", _with('name = "cbr"', f'name = "cbr"\ncount = {BIG}')),
+        Case("int-count", tb, "flow[0].count of 5,000 digits", _with('name = "f"', f'name = "f"\ncount = {BIG}')),
         Case("int-loss", tb, "link[0].loss of 5,000 digits", _with('delay = "1ms"', f'delay = "1ms"\nloss = {BIG}')),
-        Case("int-dscp", tb, "flow[0].dscp of 5,000 digits", _with('name = "cbr"', f'name = "cbr"\ndscp = {BIG}')),
+        Case("int-dscp", tb, "flow[0].dscp of 5,000 digits", _with('name = "f"', f'name = "f"\ndscp = {BIG}')),
         Case("int-dscp-name", tb, "a [dscp] name of 5,000 digits", f"{BASE}\n[dscp]\nX = {BIG}\n"),
         Case("int-in-list", tb, "a 5,000-digit integer in the routers list", _with('routers = ["R1", "R2"]', f'routers = ["R1", "R2", {BIG}]')),
         Case("int-tcp-window", tb, "tcp.window of 5,000 digits",
-             _with('app = { type = "cbr", rate = "2Mbps", size = "1000B" }', f'app = {{ type = "ftp" }}\ntcp = {{ window = {BIG} }}')),
+             _with(CBR, f'app = {{ type = "ftp" }}\ntcp = {{ window = {BIG} }}')),
         Case("int-record", tb, "[record] interval of 5,000 digits", f"{BASE}\n[record]\ninterval = {BIG}\n"),
         Case("int-underscored", tb, "an integer of 5,000 digits with underscores", _with('warmup = "1s"', 'warmup = "1s"\nseed = ' + "_".join([BIG[:2500], BIG[2500:]]))),
         # -- ... in a sweep ----------------------------------------------------------------
@@ -137,8 +109,8 @@ def cases() -> list[Case]:
         Case("sweep-cli-overflow", tb, "--set seed=0:1e9999:1e-9999", BASE, ("--set", "seed=0:1e9999:1e-9999"), "sweep"),
         Case("sweep-cli-emax", tb, "--set seed=0:10:1e-999999999", BASE, ("--set", "seed=0:10:1e-999999999"), "sweep"),
         # -- memory ----------------------------------------------------------------------
-        Case("count-1e6", "memory", "flow[0].count = 1000000", _with('name = "cbr"', 'name = "cbr"\ncount = 1000000')),
-        Case("count-2x5e5", "memory", "two flows of count 500000", _with('name = "cbr"', 'name = "cbr"\ncount = 500000') + '[[flow]]\nname = "more"\ncount = 500000\nsrc = "A"\ndst = "B"\napp = { type = "ftp" }\n'),
+        Case("count-1e6", "memory", "flow[0].count = 1000000", _with('name = "f"', 'name = "f"\ncount = 1000000')),
+        Case("count-2x5e5", "memory", "two flows of count 500000", _with('name = "f"', 'name = "f"\ncount = 500000') + '[[flow]]\nname = "more"\ncount = 500000\nsrc = "A"\ndst = "B"\napp = { type = "ftp" }\n'),
         Case("file-18mb-flows", "memory", "an 18 MB file of 180,000 [[flow]] tables", _many_flows(180_000)),
         Case("file-18mb-hosts", "memory", "an 18 MB file: 1,500,000 hosts", _with('hosts = ["A", "B"]', "hosts = [" + ", ".join(f'"h{i}"' for i in range(1_500_000)) + ', "A", "B"]')),
         Case("nest-tables-dotted", "memory", "a table header nested 100,000 deep ([a.a.a...])", f"{BASE}\n[{'.'.join(['a'] * 100_000)}]\nx = 1\n"),

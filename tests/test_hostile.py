@@ -25,7 +25,7 @@ from dsim.store import Store
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fuzz_strategies import cli, cli_output  # noqa: E402
-from hostile_cases import BASE, Case, cases, run_dsim  # noqa: E402
+from hostile_cases import BASE, CBR, Case, cases, run_dsim  # noqa: E402
 
 #: Each case must end within this (the acceptance bound, 2 s, holds on an idle machine:
 #: `python tests/hostile_cases.py` prints the table; the test allows for a busy one).
@@ -51,7 +51,7 @@ def test_the_45_hostile_inputs_end_in_one_line(case: Case, tmp_path: Path) -> No
 
 
 def _scenario(app: str, link: str = 'rate = "10Mbps"\ndelay = "1ms"') -> str:
-    return BASE.replace('app = { type = "cbr", rate = "2Mbps", size = "1000B" }', app).replace('rate = "10Mbps"\ndelay = "1ms"', link, 1)
+    return BASE.replace(CBR, app).replace('rate = "10Mbps"\ndelay = "1ms"', link, 1)
 
 
 @pytest.mark.parametrize(
@@ -77,8 +77,7 @@ def test_rates_whose_packet_time_rounds_to_zero_are_refused(app: str, link: str 
 def _long_run(tmp_path: Path, flows: int = 100) -> Path:
     """A scenario that runs for minutes: `flows` CBR sources at 1 Mbit/s for 10,000 s (100
     flows: about 2 * 10^8 events, the links passing 10 and 5 of the 100 Mbit/s offered)."""
-    text = BASE.replace('duration = "10s"', 'duration = "10000s"').replace('name = "cbr"', f'name = "cbr"\ncount = {flows}')
-    text = text.replace('rate = "2Mbps"', 'rate = "1Mbps"')
+    text = BASE.replace('duration = "10s"', 'duration = "10000s"').replace('name = "f"', f'name = "f"\ncount = {flows}')
     f = tmp_path / "long.toml"
     f.write_text(text)
     return f
@@ -117,22 +116,24 @@ def test_the_estimate_is_printed_before_a_run_and_by_validate(tmp_path: Path) ->
     f = tmp_path / "s.toml"
     f.write_text(BASE)
     status, out, _ = cli_output(["validate", str(f)])
-    # 2 Mbit/s of 1000 B for 10 s: 2,500 packets, each emitted and carried over 3 hops.
-    # (The memory estimate is checked by hand in crates/dsim-core/src/estimate.rs.)
-    assert status == 0 and re.search(r"; one run: about 17\.5 k events and [0-9.]+ [kMG]?B$", out.strip()), out
+    # f: 1 Mbit/s of 1500 B for 10 s, 833.3 packets; p: 400 kbit/s of 500 B, 1,000. Every
+    # link carries them all (14 Mbit in 10 s; the slowest link takes 15): each packet is
+    # emitted, then sent and received on 3 hops, 7 events: 12,833. (The memory estimate is
+    # checked by hand in crates/dsim-core/src/estimate.rs.)
+    assert status == 0 and re.search(r"; one run: about 12\.8 k events and [0-9.]+ [kMG]?B$", out.strip()), out
     sc = dsim.Scenario.from_toml(f)
-    assert sc.estimate["packets"] == 2500 and sc.estimate["events"] == 2500 * 7
+    assert sc.estimate["packets"] == 1833 and sc.estimate["events"] == 12833
 
 
 # -- limits ------------------------------------------------------------------------------------
 
 
 def test_limits_are_raised_by_flag_environment_and_set_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = BASE.replace('name = "cbr"', 'name = "cbr"\ncount = 30000')
+    text = BASE.replace('name = "f"', 'name = "f"\ncount = 29999')  # and p: 30,000 flows
     f = tmp_path / "many.toml"
     f.write_text(text)
     status, err = cli(["validate", str(f)])
-    assert status == 2 and "flow[0].count = 30000: a scenario holds (its counts together) at most 20,000 (raise it with --max-flows N" in err
+    assert status == 2 and "flow[0].count = 29999: a scenario holds (its counts together) at most 20,000 (raise it with --max-flows N" in err
     try:
         assert cli(["validate", "--max-flows", "30000", str(f)]) == (0, "")
     finally:

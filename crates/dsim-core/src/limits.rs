@@ -256,34 +256,27 @@ mod tests {
             e.rule
                 .starts_with("a scenario holds (its counts together) at most 20,000 (raise it with --max-flows N")
         );
-        let few = Limits {
-            flows: 2,
-            ..Limits::default()
+        // Where each lowered limit is met first: (key path, value).
+        let first_refused = |limits: Limits| {
+            let e = limits.check_counts(2, 1, &counts).unwrap_err();
+            (e.path.to_string(), e.value.unwrap_or_default())
         };
-        let e = few.check_counts(2, 1, &counts).unwrap_err();
+        let default = Limits::default();
         assert_eq!(
-            (e.path.to_string(), e.value.as_deref()),
-            ("flow[0].count".into(), Some("3"))
+            first_refused(Limits { flows: 2, ..default }),
+            ("flow[0].count".into(), "3".into())
         );
-        let tiny = Limits {
-            nodes: 1,
-            links: 0,
-            ..Limits::default()
-        };
-        let e = tiny.check_counts(2, 1, &counts).unwrap_err();
         assert_eq!(
-            (e.path.to_string(), e.value.as_deref()),
-            ("nodes".into(), Some("2 hosts and routers"))
+            first_refused(Limits {
+                nodes: 1,
+                links: 0,
+                ..default
+            }),
+            ("nodes".into(), "2 hosts and routers".into())
         );
-        let e = Limits {
-            links: 0,
-            ..Limits::default()
-        }
-        .check_counts(2, 1, &counts)
-        .unwrap_err();
         assert_eq!(
-            (e.path.to_string(), e.value.as_deref()),
-            ("link".into(), Some("1 links"))
+            first_refused(Limits { links: 0, ..default }),
+            ("link".into(), "1 links".into())
         );
         assert!(Limits::default().check_counts(25_000, 50_000, &[20_000]).is_ok());
     }

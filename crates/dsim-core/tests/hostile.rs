@@ -68,7 +68,7 @@ fn a_source_whose_spacing_rounds_to_zero_is_refused() {
         &scenario_with(LINK, cbr),
         "flow[0].app.rate",
         "\"20000Gbps\"",
-        "1000B packets would be sent 0 ns apart (time counts whole nanoseconds): at 1000B the rate is at most 16000Gbps",
+        "1000B packets would be sent 0 ns apart (time counts whole nanoseconds): the rate of 1000B packets is at most 16000Gbps",
     );
     let poisson = "app = { type = \"poisson\", rate = \"20000Gbps\", size = \"1000B\" }";
     assert_eq!(
@@ -91,7 +91,7 @@ fn a_link_on_which_the_smallest_packet_takes_no_time_is_refused() {
         assert_eq!(e.path.to_string(), "link[0].rate", "{e}");
         assert!(
             e.rule.starts_with(
-                "a 28B packet would take 0 ns (time counts whole nanoseconds): a link rate is at most 448Gbps"
+                "a 28B packet would take 0 ns to send (time counts whole nanoseconds): a link's rate is at most 448Gbps"
             ),
             "{e}"
         );
@@ -144,28 +144,22 @@ fn integers_beyond_64_bits_and_deep_nesting_are_refused_in_one_line() {
     let e = refused(&big);
     assert_eq!((e.rule.as_str(), e.line), (INTEGER_RULE, Some(1)), "{e}");
     assert!(e.to_string().len() < 300, "{e}");
+    let nested = |levels: usize| {
+        let text = format!(
+            "x = {}1{}\n{}",
+            "[".repeat(levels),
+            "]".repeat(levels),
+            scenario_with(LINK, cbr)
+        );
+        refused(&text)
+    };
     // 3,000 levels: the TOML parser's own limit, said as a rule.
-    let deep = format!(
-        "x = {}1{}\n{}",
-        "[".repeat(3000),
-        "]".repeat(3000),
-        scenario_with(LINK, cbr)
-    );
-    let e = refused(&deep);
+    let e = nested(3000);
     assert!(e.rule.starts_with("tables and arrays nest at most"), "{e}");
     assert!(e.to_string().len() < 300, "{e}");
     // 40 levels: within the parser's limit, beyond dsim's (32).
-    let deep = format!(
-        "x = {}1{}\n{}",
-        "[".repeat(40),
-        "]".repeat(40),
-        scenario_with(LINK, cbr)
-    );
-    let e = refused(&deep);
-    assert_eq!(
-        e.path.to_string(),
-        "x[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]"
-    );
+    let e = nested(40);
+    assert_eq!(e.path.to_string(), format!("x{}", "[0]".repeat(31)));
     // The value as written there: the nine innermost levels.
     assert_eq!(e.value.as_deref(), Some("[[[[[[[[[1]]]]]]]]]"));
     assert!(

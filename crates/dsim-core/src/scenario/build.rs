@@ -230,31 +230,24 @@ pub(super) fn check_rate(rate: Rate, path: KeyPath) -> Result<()> {
 /// ever advancing.
 fn check_link_rate(rate: Rate, path: KeyPath) -> Result<()> {
     check_rate(rate, path.clone())?;
-    if rate.tx_time(MIN_DATAGRAM as u64) == Duration::ZERO {
-        return err(
-            path,
-            quoted(&rate.to_string()),
-            format!(
-                "a {MIN_DATAGRAM}B packet would take 0 ns (time counts whole nanoseconds): a link rate is at most {}",
-                fastest_rate(MIN_DATAGRAM)
-            ),
-        );
-    }
-    Ok(())
+    let what = format!("a {MIN_DATAGRAM}B packet would take 0 ns to send");
+    check_packet_time(rate, MIN_DATAGRAM, path, &what, "a link's rate")
 }
 
 /// A source that sends `size`-byte packets at `rate` one every `size * 8 / rate`: a
 /// spacing that rounds to 0 ns would emit packets without the clock advancing.
 fn check_spacing(rate: Rate, size: u32, path: KeyPath) -> Result<()> {
+    let what = format!("{size}B packets would be sent 0 ns apart");
+    check_packet_time(rate, size, path, &what, &format!("the rate of {size}B packets"))
+}
+
+/// `size` bytes at `rate` (the value at `path`) take at least 1 ns, or the error saying
+/// `what` would happen and the fastest `subject` may be.
+fn check_packet_time(rate: Rate, size: u32, path: KeyPath, what: &str, subject: &str) -> Result<()> {
     if rate.tx_time(size as u64) == Duration::ZERO {
-        return err(
-            path,
-            quoted(&rate.to_string()),
-            format!(
-                "{size}B packets would be sent 0 ns apart (time counts whole nanoseconds): at {size}B the rate is at most {}",
-                fastest_rate(size)
-            ),
-        );
+        let fastest = fastest_rate(size);
+        let rule = format!("{what} (time counts whole nanoseconds): {subject} is at most {fastest}");
+        return err(path, quoted(&rate.to_string()), rule);
     }
     Ok(())
 }

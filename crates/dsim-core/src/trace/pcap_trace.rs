@@ -415,7 +415,7 @@ mod tests {
 
     #[test]
     fn reads_with_a_bound() {
-        let e = read_bounded(Path::new("/dev/zero"), 1_000).err().expect("refused");
+        let e = read_bounded(Path::new("/dev/zero"), 1_000).expect_err("refused");
         assert!(
             e.to_string()
                 .starts_with("larger than 1,000 bytes, the limit of a trace"),
