@@ -119,7 +119,7 @@ def test_the_estimate_is_printed_before_a_run_and_by_validate(tmp_path: Path) ->
     # f: 1 Mbit/s of 1500 B for 10 s, 833.3 packets; p: 400 kbit/s of 500 B, 1,000. Every
     # link carries them all (14 Mbit in 10 s; the slowest link takes 15): each packet is
     # emitted, then sent and received on 3 hops, 7 events: 12,833. (The memory estimate is
-    # checked by hand in crates/dsim-core/src/estimate.rs.)
+    # checked by hand in crates/dsim-core/src/sim/estimate.rs.)
     assert status == 0 and re.search(r"; one run: about 12\.8 k events and [0-9.]+ [kMG]?B$", out.strip()), out
     sc = dsim.Scenario.from_toml(f)
     assert sc.estimate["packets"] == 1833 and sc.estimate["events"] == 12833

@@ -1,6 +1,6 @@
 """Limits on what dsim reads (docs/limits.md): file size, nesting depth, nodes, links,
 flows, sweep points, trace size. The values and their reasons are declared once, in
-dsim-core (``crates/dsim-core/src/limits.rs``); this module reads them and lets a user
+dsim-core (``crates/dsim-core/src/params/limits.rs``); this module reads them and lets a user
 raise them:
 
 - ``dsim.set_limits(flows=100_000)`` in Python;

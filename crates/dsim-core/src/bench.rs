@@ -1,6 +1,6 @@
 //! One timed run for `dsim bench`: build, run and collect the results of one replication,
 //! timing each phase, and report the counts a benchmark needs (events handled, packets
-//! that crossed a named port). The work is exactly that of [`crate::run_one`]; only the
+//! that crossed a named port). The work is exactly that of [`crate::task::run_one`]; only the
 //! clock readings and the counts are extra.
 
 use std::time::Instant;
@@ -40,7 +40,7 @@ pub struct BenchRun {
 /// (a link direction "FROM->TO").
 pub fn run(sc: &Scenario, seed: u64, port: &str) -> Result<BenchRun, ConfigError> {
     let t0 = Instant::now();
-    let task_seed = crate::replication_seed(seed, 0);
+    let task_seed = crate::task::replication_seed(seed, 0);
     let mut sim = scenario::build(sc, task_seed)?;
     let p = sim.net.ports.iter().position(|p| p.name == port).ok_or_else(|| {
         ConfigError::new(
@@ -136,7 +136,7 @@ mod tests {
         // 1 ms), so no packet waits for the link.
         assert_eq!(r.events, 300);
         // The same events as a plain run of replication 0.
-        let plain = crate::run_one(&sc, 1, 0).unwrap();
+        let plain = crate::task::run_one(&sc, 1, 0).unwrap();
         match plain.run.column("events") {
             Some(results::Column::U64(v)) => assert_eq!(v[0], r.events),
             other => panic!("{other:?}"),

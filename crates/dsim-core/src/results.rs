@@ -14,6 +14,9 @@ use crate::stats::{Distribution, DropCause, Window};
 use crate::time::Duration;
 use crate::transport::tcp::TcpFlow;
 
+/// The version of dsim, written in every run's `runs` table.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 #[derive(Clone, Debug)]
 pub enum Column {
     U64(Vec<u64>),
@@ -346,7 +349,7 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
     r.u("seed", info.seed);
     r.u("base_seed", info.base_seed);
     r.s("scenario_hash", info.scenario_hash.clone());
-    r.s("version", crate::VERSION);
+    r.s("version", VERSION);
     r.u("events", sim.events_processed);
     r.f("sim_time_s", sim.end.as_secs_f64());
     r.f("window_s", w.length().as_secs_f64());

@@ -5,6 +5,7 @@
 //! next node ... -> receiver. Every drop is recorded with where and why.
 
 mod conditioning;
+pub mod estimate;
 pub mod event;
 pub mod record;
 #[cfg(test)]
@@ -29,7 +30,7 @@ use crate::stats::{DropCause, FlowStats, Window};
 use crate::time::SimTime;
 use crate::trace::{Capture, CapturePoint, PcapWriter};
 use crate::transport::tcp::{TcpFlow, TcpIo, TcpTimer};
-use crate::transport::tfrc::RxAction;
+use crate::transport::tfrc::{RxAction, TfrcFlow};
 use crate::transport::udp::UdpSender;
 use event::Event;
 
@@ -40,6 +41,9 @@ pub enum Transport {
     /// An application over a TCP connection: sender at `src`, receiver at `dst`; ACKs are
     /// packets of the same flow travelling [`Direction::Reverse`].
     Tcp(Box<TcpFlow>),
+    /// A TFRC (RFC 5348) sender with ABE colours at `src`, its receiver at `dst`; feedback
+    /// packets travel [`Direction::Reverse`].
+    Tfrc(Box<TfrcFlow>),
 }
 
 /// A flow: an application at `src` sending to `dst` through a transport.
@@ -62,6 +66,7 @@ impl Flow {
         match &self.transport {
             Transport::Udp { sender, .. } => sender.dscp,
             Transport::Tcp(t) => t.dscp,
+            Transport::Tfrc(t) => t.udp.dscp,
         }
     }
 
@@ -69,29 +74,37 @@ impl Flow {
     pub fn app(&self) -> Option<&App> {
         match &self.transport {
             Transport::Udp { app, .. } => Some(app),
-            Transport::Tcp(_) => None,
+            Transport::Tcp(_) | Transport::Tfrc(_) => None,
         }
     }
 
     /// The transport's name in the results: "udp", "tcp" or "tfrc".
     pub fn transport_name(&self) -> &'static str {
         match &self.transport {
-            Transport::Udp { app, .. } => app.transport(),
+            Transport::Udp { .. } => "udp",
             Transport::Tcp(_) => "tcp",
+            Transport::Tfrc(_) => "tfrc",
         }
     }
 
     pub fn tcp(&self) -> Option<&TcpFlow> {
         match &self.transport {
             Transport::Tcp(t) => Some(t),
-            Transport::Udp { .. } => None,
+            _ => None,
+        }
+    }
+
+    pub fn tfrc(&self) -> Option<&TfrcFlow> {
+        match &self.transport {
+            Transport::Tfrc(t) => Some(t),
+            _ => None,
         }
     }
 
     pub fn tcp_mut(&mut self) -> Option<&mut TcpFlow> {
         match &mut self.transport {
             Transport::Tcp(t) => Some(t),
-            Transport::Udp { .. } => None,
+            _ => None,
         }
     }
 }
@@ -308,8 +321,12 @@ impl Simulation {
     fn on_app(&mut self, f: FlowId) {
         let now = self.now;
         let flow = &mut self.flows[f as usize];
-        let (app, sender) = match &mut flow.transport {
-            Transport::Udp { app, sender } => (app, sender),
+        let (pkt, gap) = match &mut flow.transport {
+            Transport::Udp { app, sender } => {
+                let emission = app.next_emission(&mut flow.rng);
+                (sender.datagram(emission.size, now), emission.gap)
+            }
+            Transport::Tfrc(t) => t.emit(now),
             Transport::Tcp(t) => {
                 let mut io = TcpIo {
                     now,
@@ -323,16 +340,8 @@ impl Simulation {
                 return;
             }
         };
-        if let App::Adaptive(a) = app {
-            a.before_send(now);
-        }
-        let emission = app.next_emission(&mut flow.rng);
-        let mut pkt = sender.datagram(emission.size, now);
-        if let App::Adaptive(a) = app {
-            a.tag(&mut pkt);
-        }
-        flow.stats.on_sent(&self.window, now, emission.size);
-        let next = now + emission.gap;
+        flow.stats.on_sent(&self.window, now, pkt.size);
+        let next = now + gap;
         if next < flow.stop {
             self.events.push(next, Event::App(f));
         }
@@ -371,30 +380,30 @@ impl Simulation {
 
     fn deliver(&mut self, id: PktId) {
         let p = &self.pkts[id];
-        if let Transport::Udp {
-            app: App::Adaptive(_), ..
-        } = self.flows[p.flow as usize].transport
-        {
-            return self.deliver_adaptive(id);
-        }
         let f = p.flow;
         let flow = &mut self.flows[f as usize];
         if p.direction == Direction::Forward {
             flow.stats.on_delivered(&self.window, self.now, p);
         }
-        if let Transport::Tcp(t) = &mut flow.transport {
-            // The connection reads the packet where it lies and frees it.
-            let mut io = TcpIo {
-                now: self.now,
-                pkts: &mut self.pkts,
-                out: &mut self.tcp_out,
-                rng: &mut flow.rng,
-            };
-            t.on_arrival(id, &mut io);
-            let arm = t.timers.need_events();
-            self.flush_tcp(f, arm);
-        } else {
-            self.pkts.free(id);
+        match &mut flow.transport {
+            Transport::Tcp(t) => {
+                // The connection reads the packet where it lies and frees it.
+                let mut io = TcpIo {
+                    now: self.now,
+                    pkts: &mut self.pkts,
+                    out: &mut self.tcp_out,
+                    rng: &mut flow.rng,
+                };
+                t.on_arrival(id, &mut io);
+                let arm = t.timers.need_events();
+                self.flush_tcp(f, arm);
+            }
+            Transport::Tfrc(t) => {
+                let action = t.on_packet(self.now, p);
+                self.pkts.free(id);
+                self.tfrc_act(f, action);
+            }
+            Transport::Udp { .. } => self.pkts.free(id),
         }
     }
 
@@ -719,74 +728,31 @@ impl Simulation {
         self.pkts.free(id);
     }
 
-    // -----------------------------------------------------------------------------------
-    // Adaptive flows (app/adaptive.rs): a TFRC receiver at the destination and feedback
-    // packets back to the source. Kept apart from the one-way datagram path above.
-
-    /// A packet of an adaptive flow arrived at its destination: data at the receiver,
-    /// feedback at the sender.
-    fn deliver_adaptive(&mut self, id: PktId) {
-        let now = self.now;
-        let p = &self.pkts[id];
-        let f = p.flow;
-        let flow = &mut self.flows[f as usize];
-        let Transport::Udp {
-            app: App::Adaptive(a), ..
-        } = &mut flow.transport
-        else {
-            unreachable!("deliver_adaptive is called for adaptive flows")
+    /// The TFRC receiver of flow `f` asked for feedback now and/or a timer.
+    fn tfrc_act(&mut self, f: FlowId, action: RxAction) {
+        let Transport::Tfrc(t) = &mut self.flows[f as usize].transport else {
+            unreachable!("tfrc_act is called for TFRC flows")
         };
-        let action = match p.direction {
-            Direction::Forward => {
-                flow.stats.on_delivered(&self.window, now, p);
-                a.on_data(now, p)
-            }
-            Direction::Reverse => {
-                a.on_feedback(now, p.index);
-                RxAction::default()
-            }
-        };
-        self.pkts.free(id);
-        self.adaptive_act(f, action);
-    }
-
-    /// The receiver of flow `f` asked for feedback now and/or a timer.
-    fn adaptive_act(&mut self, f: FlowId, action: RxAction) {
-        let now = self.now;
-        let flow = &mut self.flows[f as usize];
-        let Transport::Udp {
-            app: App::Adaptive(a),
-            sender,
-        } = &mut flow.transport
-        else {
-            unreachable!("adaptive_act is called for adaptive flows")
-        };
-        if let Some(t) = action.timer {
-            a.receiver.timer_at = Some(t);
-            self.events.push(t, Event::Feedback(f));
+        if let Some(at) = t.arm(&action) {
+            self.events.push(at, Event::Feedback(f));
         }
         if action.send_feedback {
-            let pkt = a.feedback_packet(now, f, flow.dst, flow.src, sender.dscp);
-            let dst = flow.dst;
+            let pkt = t.feedback_packet(self.now);
+            let from = pkt.src;
             let id = self.pkts.alloc(pkt);
-            self.forward(dst, id);
+            self.forward(from, id);
         }
     }
 
-    /// The feedback timer of flow `f`'s receiver: stale unless it is the one armed last.
+    /// The feedback timer of flow `f`'s TFRC receiver.
     fn on_feedback_timer(&mut self, f: FlowId) {
-        let now = self.now;
-        let Transport::Udp {
-            app: App::Adaptive(a), ..
-        } = &mut self.flows[f as usize].transport
-        else {
-            return;
+        let action = match &mut self.flows[f as usize].transport {
+            Transport::Tfrc(t) => t.on_timer(self.now),
+            _ => None,
         };
-        if a.receiver.timer_at != Some(now) {
-            return;
+        if let Some(action) = action {
+            self.tfrc_act(f, action);
         }
-        let action = a.on_timer(now);
-        self.adaptive_act(f, action);
     }
 }
 

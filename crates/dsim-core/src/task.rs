@@ -20,9 +20,11 @@
 //! counters ([`crate::sim::record`]); the same argument makes this change nothing.
 
 use std::ops::ControlFlow;
+use std::path::PathBuf;
 use std::time::{Duration as WallDuration, Instant};
 
-use crate::RunOptions;
+use rayon::prelude::*;
+
 use crate::engine::rng::derive_seed;
 use crate::results::{self, RunInfo, Tables};
 use crate::scenario::{self, ConfigError, Scenario};
@@ -32,6 +34,66 @@ use crate::time::SimTime;
 
 /// Wall time aimed at between two calls of a progress hook.
 pub const HOOK_INTERVAL: WallDuration = WallDuration::from_millis(100);
+
+/// The seed replication `r` of a scenario with base seed `base` runs with.
+pub fn replication_seed(base: u64, r: u64) -> u64 {
+    derive_seed(base, &[r])
+}
+
+/// What a run does besides simulating.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Folder the scenario's `[[capture]]` points write their pcap files to; None = no
+    /// captures.
+    pub capture_dir: Option<PathBuf>,
+}
+
+/// Runs one replication and returns its tables (the task `[replication]`).
+pub fn run_one(sc: &Scenario, base_seed: u64, replication: u64) -> Result<Tables, ConfigError> {
+    run_one_with(sc, base_seed, replication, &RunOptions::default())
+}
+
+/// Runs one replication with `opts` and returns its tables.
+pub fn run_one_with(sc: &Scenario, base_seed: u64, replication: u64, opts: &RunOptions) -> Result<Tables, ConfigError> {
+    let tables = run_task(sc, base_seed, &[replication], None, opts)?;
+    Ok(tables.expect("a run without a hook always finishes"))
+}
+
+/// Runs `replications` replications on `jobs` threads (0 = all cores). The tables are the
+/// same, bit for bit, whatever `jobs` is: each replication has its own seed and the results
+/// are concatenated in replication order.
+pub fn run(sc: &Scenario, base_seed: u64, replications: u64, jobs: usize) -> Result<Tables, ConfigError> {
+    run_with(sc, base_seed, replications, jobs, &RunOptions::default())
+}
+
+/// [`run`] with options (capture folder).
+pub fn run_with(
+    sc: &Scenario,
+    base_seed: u64,
+    replications: u64,
+    jobs: usize,
+    opts: &RunOptions,
+) -> Result<Tables, ConfigError> {
+    scenario::validate(sc)?;
+    let one = |r: u64| run_one_with(sc, base_seed, r, opts);
+    let parts: Vec<Result<Tables, ConfigError>> = if jobs == 1 || replications <= 1 {
+        (0..replications).map(one).collect()
+    } else {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().map_err(|e| {
+            ConfigError::new(
+                scenario::KeyPath::root(),
+                None,
+                format!("cannot start {jobs} worker threads: {e}"),
+            )
+        })?;
+        pool.install(|| (0..replications).into_par_iter().map(one).collect())
+    };
+    let mut all = Tables::default();
+    for p in parts {
+        all.append(&p?);
+    }
+    Ok(all)
+}
 
 /// Where a run stands, as a progress hook sees it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -275,7 +337,7 @@ mod tests {
         assert_eq!(run("replication"), 1);
         // A one-coordinate task is replication r of `dsim run`.
         let a = run_task(&sc, 5, &[3], None, &RunOptions::default()).unwrap().unwrap();
-        let b = crate::run_one(&sc, 5, 3).unwrap();
+        let b = run_one(&sc, 5, 3).unwrap();
         assert_eq!(without_wall(a), without_wall(b));
     }
 

@@ -519,10 +519,7 @@ fn an_adaptive_source_can_mix_colours() {
     let mut sim = scenario::build(&sc, 1).expect("builds");
     sim.run();
     let test = sim.flows.last().expect("test flow");
-    let Some(dsim_core::app::App::Adaptive(a)) = test.app() else {
-        panic!("adaptive")
-    };
-    let c = a.counters;
+    let c = test.tfrc().expect("a TFRC flow").counters;
     assert!(c.green_sent > 100 && c.green_sent.abs_diff(c.blue_sent) <= 1, "{c:?}");
     assert!(c.feedback_received > 0 && c.feedback_received <= c.feedback_sent);
     let port = sim.net.ports.iter().find(|p| p.name == "R1->R2").expect("bottleneck");

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use dsim_core::limits::{INTEGER_RULE, Limits};
+use dsim_core::params::limits::{INTEGER_RULE, Limits};
 use dsim_core::results::{self, RunInfo};
 use dsim_core::scenario::{self, ConfigError};
 use proptest::prelude::*;

@@ -12,11 +12,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use dsim_core::estimate::Estimate;
-use dsim_core::limits::Limits;
+use dsim_core::params::limits::Limits;
 use dsim_core::params::one_line;
 use dsim_core::results::Tables;
 use dsim_core::scenario::{self, ConfigError, Scenario};
+use dsim_core::sim::estimate::Estimate;
 use dsim_core::task::Progress;
 
 use crate::arrow::ArrowTable;
@@ -82,8 +82,8 @@ fn estimate_dict<'py>(py: Python<'py>, e: &Estimate) -> PyResult<Bound<'py, PyDi
 }
 
 /// Parses and validates a scenario given as TOML text within `limits` (JSON, see
-/// `dsim_core::limits`; the defaults if None); raises ConfigError. Returns the estimated
-/// work of one run (`dsim_core::estimate`).
+/// `dsim_core::params::limits`; the defaults if None); raises ConfigError. Returns the estimated
+/// work of one run (`dsim_core::sim::estimate`).
 #[pyfunction]
 #[pyo3(signature = (toml, limits_json=None))]
 fn validate<'py>(py: Python<'py>, toml: &str, limits_json: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
@@ -101,7 +101,7 @@ fn check_toml(py: Python<'_>, text: &str, limits_json: Option<&str>) -> PyResult
     guarded(py, "reading TOML", || scenario::check_toml(text, &limits).map(|_| ()))
 }
 
-/// The default limits (`dsim_core::limits::Limits`) as JSON.
+/// The default limits (`dsim_core::params::limits::Limits`) as JSON.
 #[pyfunction]
 fn default_limits() -> String {
     Limits::default().to_json()
@@ -168,6 +168,30 @@ fn parse_dscp(py: Python<'_>, text: &str, path: &str) -> PyResult<u8> {
         scenario_error(
             py,
             &ConfigError::new(scenario::KeyPath::parse(path), Some(format!("\"{text}\"")), rule),
+        )
+    })
+}
+
+/// The value of a unit string as the core reads it: a `"rate"` in bit/s, a `"size"` in
+/// bytes, a `"duration"` in nanoseconds. Raises ScenarioError naming `path`. Python never
+/// parses a unit itself, so every unit string means the same everywhere.
+#[pyfunction]
+fn parse_quantity(py: Python<'_>, kind: &str, text: &str, path: &str) -> PyResult<u64> {
+    use dsim_core::time::{Bytes, Duration, Rate};
+    let value = match kind {
+        "rate" => Rate::parse(text).map(|r| r.0),
+        "size" => Bytes::parse(text).map(|b| b.0),
+        "duration" => Duration::parse(text).map(|d| d.0),
+        _ => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "kind \"{kind}\" is not one of \"rate\", \"size\", \"duration\""
+            )));
+        }
+    };
+    value.map_err(|e| {
+        scenario_error(
+            py,
+            &ConfigError::new(scenario::KeyPath::parse(path), Some(format!("\"{text}\"")), e.0),
         )
     })
 }
@@ -491,6 +515,7 @@ fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(replication_seed, m)?)?;
     m.add_function(wrap_pyfunction!(parse_dscp, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(dscp_name, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(replay_kinds, m)?)?;

@@ -1,12 +1,10 @@
 //! Applications: what a flow's source wants to send, and when.
 
-pub mod adaptive;
 pub mod cbr;
 pub mod ftp;
 pub mod poisson;
 pub mod web;
 
-pub use adaptive::Adaptive;
 pub use cbr::Cbr;
 pub use ftp::Ftp;
 pub use poisson::Poisson;
@@ -26,9 +24,6 @@ pub struct Emission {
 pub enum App {
     Cbr(Cbr),
     Poisson(Poisson),
-    /// TCP-friendly (RFC 5348) rate-adaptive source with ABE colours; it has a receiver and
-    /// feedback, handled by the simulation (`sim.rs`, "adaptive flows").
-    Adaptive(Box<Adaptive>),
 }
 
 impl App {
@@ -38,7 +33,7 @@ impl App {
     pub fn packet_time(&self) -> Option<Duration> {
         match self {
             App::Cbr(a) => Some(a.interval),
-            App::Poisson(_) | App::Adaptive(_) => None,
+            App::Poisson(_) => None,
         }
     }
 
@@ -47,15 +42,6 @@ impl App {
         match self {
             App::Cbr(a) => a.next_emission(rng),
             App::Poisson(a) => a.next_emission(rng),
-            App::Adaptive(a) => a.next_emission(),
-        }
-    }
-
-    /// The transport of the flow's packets, for the results.
-    pub fn transport(&self) -> &'static str {
-        match self {
-            App::Adaptive(_) => "tfrc",
-            _ => "udp",
         }
     }
 }

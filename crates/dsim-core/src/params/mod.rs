@@ -15,6 +15,7 @@
 //! Errors ([`ConfigError`]) name the key path, the value as written and the rule.
 
 mod error;
+pub mod limits;
 pub mod schema;
 
 pub use dsim_derive::Params;

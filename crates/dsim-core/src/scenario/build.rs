@@ -8,7 +8,8 @@ use std::collections::{HashMap, HashSet};
 use super::build_af;
 use super::schema::{AppSpec, CbrSpec, DirectionSpec, FlowSpec, LinkSpec, PoissonSpec, Scenario, TfrcSpec};
 use super::{capture, transport};
-use crate::app::{Adaptive, App, Cbr, Poisson};
+use crate::app::TcpApp;
+use crate::app::{App, Cbr, Poisson};
 use crate::engine::rng::stream;
 use crate::net::{Network, Node, NodeKind, Port, Routes};
 use crate::packet::{NodeId, PortId};
@@ -16,7 +17,8 @@ use crate::params::{ConfigError, KeyPath, Params};
 use crate::sim::{Flow, Simulation, Transport};
 use crate::stats::{ClassStats, FlowStats, Window};
 use crate::time::{Duration, Fraction, Limit, Rate, SimTime};
-use crate::transport::tcp::TcpFlow;
+use crate::transport::tcp::{TcpFlow, TcpParams};
+use crate::transport::tfrc::TfrcFlow;
 use crate::transport::udp::{MIN_DATAGRAM, UdpSender};
 
 type Result<T> = std::result::Result<T, ConfigError>;
@@ -351,9 +353,9 @@ fn build_flows(
         let (src, dst) = flow_endpoints(spec, names, net, &p)?;
         let stop = flow_times(spec, sc.duration, &p)?;
         let tcp = transport::build_tcp(spec, net, src, dst, sc.duration, &p)?;
-        let app = match tcp {
-            Some(_) => None,
-            None => Some(build_app(&spec.app, &p.key("app"))?),
+        let source = match tcp {
+            Some((params, app)) => Source::Tcp(params, app),
+            None => build_source(&spec.app, &p.key("app"))?,
         };
         if spec.count == 0 {
             return err(p.key("count"), 0, "count must be at least 1");
@@ -375,27 +377,33 @@ fn build_flows(
             let id = flows.len() as u32;
             let mut rng = stream(seed, &format!("flow:{name}"));
             let start = spec.start.draw(&mut rng);
-            let transport = match (&app, &tcp) {
-                (Some(app), _) => Transport::Udp {
+            let udp = UdpSender {
+                flow: id,
+                src,
+                dst,
+                dscp: spec.dscp,
+                next_index: 0,
+            };
+            let transport = match &source {
+                Source::Datagram(app) => Transport::Udp {
                     app: app.clone(),
-                    sender: UdpSender {
-                        flow: id,
-                        src,
-                        dst,
-                        dscp: spec.dscp,
-                        next_index: 0,
-                    },
+                    sender: udp,
                 },
-                (None, Some((params, tcp_app))) => Transport::Tcp(Box::new(TcpFlow::new(
+                Source::Tfrc {
+                    size,
+                    green,
+                    green_dscp,
+                    ecn,
+                } => Transport::Tfrc(Box::new(TfrcFlow::new(udp, *size, *green, *green_dscp, *ecn))),
+                Source::Tcp(params, app) => Transport::Tcp(Box::new(TcpFlow::new(
                     id,
                     src,
                     dst,
                     spec.dscp,
                     *params,
-                    tcp_app.clone(),
+                    app.clone(),
                     window,
                 ))),
-                (None, None) => unreachable!("a flow is UDP or TCP"),
             };
             flows.push(Flow {
                 rng,
@@ -486,7 +494,19 @@ fn check_variation(v: Fraction, path: KeyPath) -> Result<f64> {
     Ok(v.0)
 }
 
-fn build_app(spec: &AppSpec, p: &KeyPath) -> Result<App> {
+/// What a `[[flow]]` entry sends, built once for all of its `count` flows.
+enum Source {
+    Datagram(App),
+    Tfrc {
+        size: u32,
+        green: f64,
+        green_dscp: crate::packet::Dscp,
+        ecn: bool,
+    },
+    Tcp(TcpParams, TcpApp),
+}
+
+fn build_source(spec: &AppSpec, p: &KeyPath) -> Result<Source> {
     match spec {
         AppSpec::Cbr(CbrSpec {
             rate,
@@ -497,13 +517,13 @@ fn build_app(spec: &AppSpec, p: &KeyPath) -> Result<App> {
             let size = check_size(size.0, p.key("size"))?;
             check_spacing(*rate, size, p.key("rate"))?;
             let v = check_variation(*spacing_variation, p.key("spacing_variation"))?;
-            Ok(App::Cbr(Cbr::new(*rate, size, v)))
+            Ok(Source::Datagram(App::Cbr(Cbr::new(*rate, size, v))))
         }
         AppSpec::Poisson(PoissonSpec { rate, size }) => {
             check_rate(*rate, p.key("rate"))?;
             let size = check_size(size.0, p.key("size"))?;
             check_spacing(*rate, size, p.key("rate"))?;
-            Ok(App::Poisson(Poisson::new(*rate, size)))
+            Ok(Source::Datagram(App::Poisson(Poisson::new(*rate, size))))
         }
         AppSpec::Tfrc(TfrcSpec {
             size,
@@ -514,7 +534,12 @@ fn build_app(spec: &AppSpec, p: &KeyPath) -> Result<App> {
             let size = check_size(size.0, p.key("size"))?;
             check_unit_interval(*green, p.key("green"), "the green share is a fraction of the packets")?;
             crate::sched::dsd::spec::check_green_dscp(*green_dscp, &p.key("green_dscp"))?;
-            Ok(App::Adaptive(Box::new(Adaptive::new(size, *green, *green_dscp, *ecn))))
+            Ok(Source::Tfrc {
+                size,
+                green: *green,
+                green_dscp: *green_dscp,
+                ecn: *ecn,
+            })
         }
         AppSpec::Ftp(_) | AppSpec::Web(_) => unreachable!("TCP apps are built by transport::build_tcp"),
     }

@@ -17,8 +17,8 @@ pub use schema::Scenario;
 
 use sha2::{Digest, Sha256};
 
-use crate::estimate::Estimate;
-use crate::limits::Limits;
+use crate::params::limits::Limits;
+use crate::sim::estimate::Estimate;
 
 /// Parses and validates a scenario written in TOML, within the default [`Limits`]. Errors
 /// carry the key path, the value, the rule and the line.
@@ -47,7 +47,7 @@ pub fn validate_within(sc: &Scenario, limits: &Limits) -> Result<Estimate, Confi
     limits.check_counts(nodes, sc.links.len() as u64, &counts)?;
     let sim = build(sc, sc.seed)?;
     record::plan(sc, &sim)?;
-    Ok(crate::estimate::estimate(&sim))
+    Ok(crate::sim::estimate::estimate(&sim))
 }
 
 /// Checks TOML text before anything reads it as a scenario: its size, its syntax (64-bit
@@ -105,7 +105,7 @@ fn syntax_error(e: &toml::de::Error, text: &str) -> ConfigError {
     if let Some(rule) = parser_limit_rule(e.message()) {
         // The parser's own limits, said in the words of the rule; the value is the integer
         // (shortened when shown), not the bracket where the nesting went too deep.
-        let value = (rule == crate::limits::INTEGER_RULE)
+        let value = (rule == crate::params::limits::INTEGER_RULE)
             .then(|| e.span().map(|s| text[s].to_string()))
             .flatten();
         return ConfigError {
@@ -126,7 +126,7 @@ fn syntax_error(e: &toml::de::Error, text: &str) -> ConfigError {
 /// The rule behind a limit of the TOML parser's, from its message.
 fn parser_limit_rule(message: &str) -> Option<&'static str> {
     if message.contains("integer number overflowed") {
-        Some(crate::limits::INTEGER_RULE)
+        Some(crate::params::limits::INTEGER_RULE)
     } else if message.contains("recursion") {
         Some("tables and arrays nest at most 80 levels in one value or one key (the TOML parser's limit)")
     } else {

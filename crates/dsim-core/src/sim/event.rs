@@ -19,7 +19,7 @@ pub enum Event {
     App(FlowId),
     /// A conditioner instance (a shaper) may release the packet at the head of its buffer.
     Conditioner(u32),
-    /// The feedback timer of an adaptive (TFRC) flow's receiver (RFC 5348 section 6.2).
+    /// The feedback timer of a TFRC flow's receiver (RFC 5348 section 6.2).
     Feedback(FlowId),
     /// A TCP timer of the flow may be due. Timers are cancelled lazily: the connection
     /// keeps each timer's deadline, and an event that finds the deadline moved is ignored

@@ -113,7 +113,7 @@ impl Distribution {
     }
 
     /// The bytes of counts a distribution holds once it has recorded a sample of `max`
-    /// (memory grows with the range of values: [`crate::estimate`]).
+    /// (memory grows with the range of values: [`crate::sim::estimate`]).
     pub fn bytes_up_to(max: u64) -> usize {
         slots_through(index_of(max)) * std::mem::size_of::<u64>()
     }

@@ -64,8 +64,8 @@ pub fn read_bounded(path: &Path, max_bytes: u64) -> io::Result<Vec<u8>> {
     if bytes.len() as u64 > max_bytes {
         return Err(bad(format!(
             "larger than {} bytes, the limit of a trace ({})",
-            crate::limits::grouped(max_bytes),
-            crate::limits::how_to_raise("trace_bytes")
+            crate::params::limits::grouped(max_bytes),
+            crate::params::limits::how_to_raise("trace_bytes")
         )));
     }
     Ok(bytes)

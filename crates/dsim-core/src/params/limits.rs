@@ -20,7 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::params::{ConfigError, KeyPath};
+use super::{ConfigError, KeyPath};
 
 /// The limits, each a count (or bytes, or levels).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -107,20 +107,21 @@ fn streams_of(sim: &Simulation, f: &Flow) -> Vec<Stream> {
         .map(|&p| sim.net.ports[p as usize].rate.0)
         .min()
         .unwrap_or(0) as f64;
+    // A datagram source at its own rate, or a TFRC source at the slowest link's.
+    let datagrams = |bytes: f64, pps: f64| {
+        vec![Stream {
+            pps,
+            bytes,
+            seconds,
+            ports: forward.clone(),
+        }]
+    };
     match &f.transport {
-        Transport::Udp { app, .. } => {
-            let (bytes, pps) = match app {
-                crate::app::App::Cbr(c) => (c.size as f64, per_second(c.interval.0)),
-                crate::app::App::Poisson(p) => (p.size as f64, per_second(p.interval.0)),
-                crate::app::App::Adaptive(a) => (a.size as f64, slowest / (8.0 * a.size as f64)),
-            };
-            vec![Stream {
-                pps,
-                bytes,
-                seconds,
-                ports: forward,
-            }]
-        }
+        Transport::Udp { app, .. } => match app {
+            crate::app::App::Cbr(c) => datagrams(c.size as f64, per_second(c.interval.0)),
+            crate::app::App::Poisson(p) => datagrams(p.size as f64, per_second(p.interval.0)),
+        },
+        Transport::Tfrc(t) => datagrams(t.size as f64, slowest / (8.0 * t.size as f64)),
         Transport::Tcp(t) => {
             let bytes = (t.params.mss + HEADERS) as f64;
             let pps = slowest / (8.0 * bytes);
@@ -130,7 +131,7 @@ fn streams_of(sim: &Simulation, f: &Flow) -> Vec<Stream> {
                     pps,
                     bytes,
                     seconds,
-                    ports: forward,
+                    ports: forward.clone(),
                 },
                 Stream {
                     pps,

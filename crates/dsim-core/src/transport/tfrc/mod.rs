@@ -37,6 +37,9 @@
 //! - Feedback content travels in the simulator's side table, not in the packet bytes;
 //!   feedback packets have the size of the RFC's report: IP + UDP + 16 B.
 
+pub mod flow;
+pub use flow::{TfrcCounters, TfrcFlow};
+
 use std::collections::VecDeque;
 
 use crate::time::{Duration, SimTime};
