@@ -148,7 +148,7 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ("trtcm-pir", lambda d: _cond(d, meter=dsim.trtcm("2Mbps", "3KB", "1Mbps", "6KB")), "conditioner[0].meter.pir", "equal to or greater than the CIR"),
     ("trtcm-cbs", lambda d: _cond(d, meter=dsim.trtcm("1Mbps", "0B", "2Mbps", "6KB")), "conditioner[0].meter.cbs", "greater than 0"),
     ("trtcm-pbs", lambda d: _cond(d, meter=dsim.trtcm("1Mbps", "3KB", "2Mbps", "0B")), "conditioner[0].meter.pbs", "greater than 0"),
-    ("tsw-window", lambda d: _cond(d, meter=dsim.tsw("1Mbps", "0s")), "conditioner[0].meter.window", "longer than 0s"),
+    ("tsw-window", lambda d: _cond(d, meter=dsim.tsw("1Mbps", "0s")), "conditioner[0].meter.window", "greater than 0s"),
     ("tsw-target", lambda d: _cond(d, meter=dsim.tsw("0Mbps", "1s")), "conditioner[0].meter.target", "greater than 0"),
     ("tsw3-peak", lambda d: _cond(d, meter=dsim.tsw3("2Mbps", "1Mbps", "1s")), "conditioner[0].meter.peak", "at least the committed"),
     ("tsw-pout", lambda d: _cond(d, meter=dsim.tsw("1Mbps", "1s", pout="avg")), "conditioner[0].meter.pout", "unknown variant `avg`"),
@@ -163,8 +163,8 @@ CASES: list[tuple[str, Edit, str, str]] = [
     ("nothing", lambda d: _cond(d, meter=None, green=None, red=None), "conditioner[0]", "needs a meter, a shaper, or an ef_policer"),
     # shaper
     ("shaper-rate", lambda d: _cond(d, meter=None, green=None, red=None, shaper=dsim.tb_shaper("0bps", "1500B", "10p")), "conditioner[0].shaper.rate", "greater than 0"),
-    ("shaper-depth", lambda d: _cond(d, meter=None, green=None, red=None, shaper=dsim.tb_shaper("1Mbps", "0B", "10p")), "conditioner[0].shaper.depth", "at least one packet"),
-    ("shaper-limit", lambda d: _cond(d, meter=None, green=None, red=None, shaper=dsim.tb_shaper("1Mbps", "1500B", "0p")), "conditioner[0].shaper.limit", "at least one packet"),
+    ("shaper-depth", lambda d: _cond(d, meter=None, green=None, red=None, shaper=dsim.tb_shaper("1Mbps", "0B", "10p")), "conditioner[0].shaper.depth", "greater than 0B"),
+    ("shaper-limit", lambda d: _cond(d, meter=None, green=None, red=None, shaper=dsim.tb_shaper("1Mbps", "1500B", "0p")), "conditioner[0].shaper.limit", "greater than 0"),
     # EF policer
     ("ef-burst-without-rate", lambda d: _cond(d, meter=None, green=None, red=None, ef_policer=dsim.ef_policer(burst="1500B")), "conditioner[0].ef_policer.burst", "RFC 2598 section 3"),
     ("ef-rate-without-burst", lambda d: _cond(d, meter=None, green=None, red=None, ef_policer=dsim.ef_policer("1Mbps")), "conditioner[0].ef_policer.burst", "at least one packet"),

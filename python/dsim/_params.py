@@ -461,11 +461,13 @@ def token_bucket(
     rate: str,
     depth: str,
 ) -> dict[str, Any]:
-    """Two colours: green if the bucket holds the packet, red otherwise.
+    """`meter = { type = "token_bucket", ... }`: two colours, green if the bucket holds the
+    packet, red otherwise.
 
     Args:
-        rate: (undocumented) [a rate ("10Mbps"); required]
-        depth: (undocumented) [a size ("1500B", "64KB"); required]
+        rate: Token rate (the profile's rate). [a rate ("10Mbps"); required]
+        depth: Bucket depth; a packet larger than the depth is never green. [a size
+            ("1500B", "64KB"); required; range (0, inf)]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -479,11 +481,16 @@ def tsw(
     pout: str | None = None,
     avg_rate: str | None = None,
 ) -> dict[str, Any]:
-    """Seed 002's TSW estimator and probabilistic tagger: green (IN) or red (OUT).
+    """`meter = { type = "tsw", ... }`: seed 002's TSW estimator and probabilistic tagger,
+    green (IN) or red (OUT).
+
+    Document: draft-ibanez-diffserv-assured-eval-00.
 
     Args:
-        target: (undocumented) [a rate ("10Mbps"); required]
-        window: (undocumented) [a time ("10ms"); required]
+        target: target_rate: the profile's rate. [a rate ("10Mbps"); required; range (0,
+            inf)]
+        window: win_length: the time the estimator averages over. [a time ("10ms");
+            required; range (0, inf)]
         pout: What Pout's excess is divided by: `"target"` (seed 002, default) or
             `"avg_rate"` (Clark and Fang section 3.3, seed 001's tagger). [one of "target",
             "avg_rate"; default "target"]
@@ -502,12 +509,17 @@ def tsw3(
     *,
     avg_rate: str | None = None,
 ) -> dict[str, Any]:
-    """RFC 2859 TSW three colour marker: committed and peak target rates.
+    """`meter = { type = "tsw3", ... }`: RFC 2859's TSW three colour marker.
+
+    Document: RFC 2859.
 
     Args:
-        committed: (undocumented) [a rate ("10Mbps"); required]
-        peak: (undocumented) [a rate ("10Mbps"); required]
-        window: (undocumented) [a time ("10ms"); required]
+        committed: CTR, the committed target rate. [a rate ("10Mbps"); required; range (0,
+            inf); section 2]
+        peak: PTR, the peak target rate; at least CTR. [a rate ("10Mbps"); required; section
+            2]
+        window: The time the rate estimator averages over (its window length). [a time
+            ("10ms"); required; range (0, inf); section 4.1]
         avg_rate: The estimate's initial value, AVG_RATE: `committed` when absent (RFC 2859
             section 4.1, "AVG_RATE = CTR"; ns-2's TSW3CM). [a rate ("10Mbps")]
 
@@ -523,13 +535,18 @@ def srtcm(
     *,
     mode: str | None = None,
 ) -> dict[str, Any]:
-    """RFC 2697 single rate three colour marker.
+    """`meter = { type = "srtcm", ... }`: RFC 2697's single rate three colour marker.
+
+    Document: RFC 2697.
 
     Args:
-        cir: (undocumented) [a rate ("10Mbps"); required]
-        cbs: (undocumented) [a size ("1500B", "64KB"); required]
-        ebs: (undocumented) [a size ("1500B", "64KB"); required]
-        mode: (undocumented) [one of "blind", "aware"; default "blind"]
+        cir: Committed Information Rate (CIR). [a rate ("10Mbps"); required; section 2]
+        cbs: Committed Burst Size (CBS), the depth of bucket C. [a size ("1500B", "64KB");
+            required; section 2]
+        ebs: Excess Burst Size (EBS), the depth of bucket E. [a size ("1500B", "64KB");
+            required; section 2]
+        mode: `"blind"` (default) or `"aware"` of the colour packets arrive with. [one of
+            "blind", "aware"; default "blind"; section 1]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -544,14 +561,20 @@ def trtcm(
     *,
     mode: str | None = None,
 ) -> dict[str, Any]:
-    """RFC 2698 two rate three colour marker.
+    """`meter = { type = "trtcm", ... }`: RFC 2698's two rate three colour marker.
+
+    Document: RFC 2698.
 
     Args:
-        cir: (undocumented) [a rate ("10Mbps"); required]
-        cbs: (undocumented) [a size ("1500B", "64KB"); required]
-        pir: (undocumented) [a rate ("10Mbps"); required]
-        pbs: (undocumented) [a size ("1500B", "64KB"); required]
-        mode: (undocumented) [one of "blind", "aware"; default "blind"]
+        cir: Committed Information Rate (CIR). [a rate ("10Mbps"); required; section 2]
+        cbs: Committed Burst Size (CBS), the depth of bucket C. [a size ("1500B", "64KB");
+            required; range (0, inf); section 2]
+        pir: Peak Information Rate (PIR); at least the CIR. [a rate ("10Mbps"); required;
+            section 2]
+        pbs: Peak Burst Size (PBS), the depth of bucket P. [a size ("1500B", "64KB");
+            required; range (0, inf); section 2]
+        mode: `"blind"` (default) or `"aware"` of the colour packets arrive with. [one of
+            "blind", "aware"; default "blind"; section 1]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -563,12 +586,15 @@ def tb_shaper(
     depth: str,
     limit: str,
 ) -> dict[str, Any]:
-    """Token-bucket shaper with a finite buffer.
+    """`shaper = { type = "token_bucket", ... }`: a token-bucket shaper with a finite buffer.
 
     Args:
-        rate: (undocumented) [a rate ("10Mbps"); required]
-        depth: (undocumented) [a size ("1500B", "64KB"); required]
-        limit: (undocumented) [packets ("100p") or bytes ("64KB"); required]
+        rate: Token rate: the rate packets leave at, sustained. [a rate ("10Mbps");
+            required; range (0, inf)]
+        depth: Bucket depth: the largest burst sent at once; at least one packet. [a size
+            ("1500B", "64KB"); required; range (0, inf)]
+        limit: The buffer of packets waiting for tokens: packets ("100p") or bytes ("64KB").
+            [packets ("100p") or bytes ("64KB"); required; range (0, inf)]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -587,13 +613,20 @@ def _srras(
     """srRAS / G-srRAS (RFC 2963 sections 2.2, 3.2): rates in bit/s, thresholds and buffer in
     bytes, the EAR constant K a time.
 
+    Document: RFC 2963.
+
     Args:
-        cir: (undocumented) [a rate ("10Mbps"); required]
+        cir: Committed Information Rate of the srTCM downstream. [a rate ("10Mbps");
+            required; range (0, inf); section 2.2]
         mir: Default: the line rate of the shaper's output link. [a rate ("10Mbps")]
-        cir_th: (undocumented) [a size ("1500B", "64KB"); required]
-        mir_th: (undocumented) [a size ("1500B", "64KB"); required]
-        buffer: (undocumented) [a size ("1500B", "64KB"); required]
-        k: (undocumented) [a time ("10ms"); required]
+        cir_th: Occupancy threshold at which the rate rises from the CIR. [a size ("1500B",
+            "64KB"); required; section 2.2]
+        mir_th: Occupancy threshold at which the rate reaches the MIR. [a size ("1500B",
+            "64KB"); required; section 2.2]
+        buffer: Size of the shaper's tail-drop FIFO. [a size ("1500B", "64KB"); required;
+            range (0, inf); section 2.2]
+        k: The constant K of the EAR (the averaging time of the arrival rate estimate). [a
+            time ("10ms"); required; range (0, inf); section 2.3]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -613,15 +646,24 @@ def _trras(
 ) -> dict[str, Any]:
     """trRAS / G-trRAS (RFC 2963 sections 2.4, 3.4).
 
+    Document: RFC 2963.
+
     Args:
-        cir: (undocumented) [a rate ("10Mbps"); required]
-        pir: (undocumented) [a rate ("10Mbps"); required]
+        cir: Committed Information Rate of the trTCM downstream. [a rate ("10Mbps");
+            required; range (0, inf); section 2.4]
+        pir: Peak Information Rate of the trTCM downstream. [a rate ("10Mbps"); required;
+            range (0, inf); section 2.4]
         mir: Default: the line rate of the shaper's output link. [a rate ("10Mbps")]
-        cir_th: (undocumented) [a size ("1500B", "64KB"); required]
-        pir_th: (undocumented) [a size ("1500B", "64KB"); required]
-        mir_th: (undocumented) [a size ("1500B", "64KB"); required]
-        buffer: (undocumented) [a size ("1500B", "64KB"); required]
-        k: (undocumented) [a time ("10ms"); required]
+        cir_th: Occupancy threshold at which the rate rises from the CIR. [a size ("1500B",
+            "64KB"); required; section 2.4]
+        pir_th: Occupancy threshold at which the rate reaches the PIR. [a size ("1500B",
+            "64KB"); required; section 2.4]
+        mir_th: Occupancy threshold at which the rate reaches the MIR. [a size ("1500B",
+            "64KB"); required; section 2.4]
+        buffer: Size of the shaper's tail-drop FIFO. [a size ("1500B", "64KB"); required;
+            range (0, inf); section 2.4]
+        k: The constant K of the EAR (the averaging time of the arrival rate estimate). [a
+            time ("10ms"); required; range (0, inf); section 2.3]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -632,13 +674,15 @@ def ef_policer(
     rate: str | None = None,
     burst: str | None = None,
 ) -> dict[str, Any]:
-    """RFC 2598 section 3 EF edge policer.
+    """`ef_policer = { rate, burst }`: RFC 2598 section 3's EF edge policer.
+
+    Document: RFC 2598.
 
     Args:
         rate: The negotiated EF rate; 0 (the default) when none was negotiated. [a rate
-            ("10Mbps"); default "0bps"]
+            ("10Mbps"); default "0bps"; section 3]
         burst: Burst allowance (bucket depth); must be 0 when the rate is 0. [a size
-            ("1500B", "64KB"); default "0B"]
+            ("1500B", "64KB"); default "0B"; section 3]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -659,10 +703,10 @@ def match(
     Args:
         flow: Flow names, or `[[flow]]` names (all the flows of a `count` group). [a list of
             a text; not empty]
-        src: (undocumented) [a list of a text; not empty]
-        dst: (undocumented) [a list of a text; not empty]
-        dscp: (undocumented) [a list of a codepoint (a name such as "AF11" or a number
-            0-63); not empty]
+        src: Source hosts. [a list of a text; not empty]
+        dst: Destination hosts. [a list of a text; not empty]
+        dscp: Codepoints the packet carries when it reaches the block. [a list of a
+            codepoint (a name such as "AF11" or a number 0-63); not empty]
         direction: Default: forward (any for an EF policer). [one of "forward", "reverse",
             "any"]
 
@@ -679,8 +723,9 @@ def cbr(
     """Constant bit rate over UDP; `size` is the IP datagram size.
 
     Args:
-        rate: (undocumented) [a rate ("10Mbps"); required]
-        size: (undocumented) [a size ("1500B", "64KB"); required]
+        rate: Sending rate: one packet every size / rate. [a rate ("10Mbps"); required]
+        size: IP datagram size (IPv4 and UDP headers included, at least 28 B). [a size
+            ("1500B", "64KB"); required]
         spacing_variation: Each gap uniform in +-this fraction of the nominal spacing (RFC
             2598 A.3). [a fraction (0.1 or "10%"); default 0.0]
 
@@ -696,8 +741,10 @@ def poisson(
     """Poisson arrivals of fixed-size datagrams over UDP at mean `rate`.
 
     Args:
-        rate: (undocumented) [a rate ("10Mbps"); required]
-        size: (undocumented) [a size ("1500B", "64KB"); required]
+        rate: Mean sending rate: exponential gaps of mean size / rate. [a rate ("10Mbps");
+            required]
+        size: IP datagram size (IPv4 and UDP headers included, at least 28 B). [a size
+            ("1500B", "64KB"); required]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -716,10 +763,11 @@ def tfrc(
     others the flow's `dscp`.
 
     Args:
-        size: (undocumented) [a size ("1500B", "64KB"); required]
+        size: The TFRC segment size s: every datagram's IP size. [a size ("1500B", "64KB");
+            required]
         green: Share of packets tagged green, [0, 1]. [a number; default 0.0]
-        green_dscp: (undocumented) [a codepoint (a name such as "AF11" or a number 0-63);
-            default 3]
+        green_dscp: The codepoint of the green packets (the ABE green codepoint by default).
+            [a codepoint (a name such as "AF11" or a number 0-63); default 3]
         ecn: ECN-capable packets; CE marks count as losses. [true or false; default false]
 
     Keys left at None are left out of the table: the core's default applies.
@@ -734,7 +782,8 @@ def ftp(
     arrives).
 
     Args:
-        bytes: (undocumented) [a size ("1500B", "64KB")]
+        bytes: Bytes to transfer; absent: the sender always has data. [a size ("1500B",
+            "64KB")]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -751,11 +800,12 @@ def web(
     from `think`, again.
 
     Args:
-        response: (undocumented) [a table chosen by `type`: "constant", "exponential",
-            "lognormal", "pareto"; required]
-        think: (undocumented) [a table chosen by `type`: "constant", "exponential",
-            "lognormal", "pareto"; required]
-        request: (undocumented) [a size ("1500B", "64KB")]
+        response: The distribution of response sizes (payload bytes). [a table chosen by
+            `type`: "constant", "exponential", "lognormal", "pareto"; required]
+        think: The distribution of think times between a response and the next request. [a
+            table chosen by `type`: "constant", "exponential", "lognormal", "pareto";
+            required]
+        request: Payload bytes of each request (default 300B). [a size ("1500B", "64KB")]
 
     Keys left at None are left out of the table: the core's default applies.
     """
@@ -887,10 +937,13 @@ def drop(
     `occurrence` (default 1).
 
     Args:
-        flow: (undocumented) [a text; required]
-        packet: (undocumented) [a whole number]
-        segment: (undocumented) [a whole number]
-        occurrence: (undocumented) [a whole number]
+        flow: The flow whose packet is dropped. [a text; required]
+        packet: Drop the flow's n-th packet in its sending order (0-based; for TCP every
+            transmission, retransmissions included, has its own index). [a whole number]
+        segment: Drop the TCP data segment whose first byte is byte k * MSS of the stream,
+            at its `occurrence`-th crossing of this link direction. [a whole number]
+        occurrence: Which crossing of `segment` is dropped (1, the default: the first
+            transmission; 2: the first retransmission that gets here). [a whole number]
 
     Keys left at None are left out of the table: the core's default applies.
     """

@@ -28,15 +28,16 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
+use crate::conditioner::MeterSpec;
 use crate::conditioner::{BlockDef, ChainRef, Conditioners, Cont, InstId, Outcome as ChainOutcome};
 use crate::discipline::{QueueCtx, Verdict};
 use crate::engine::rng::{Rng, stream};
 use crate::packet::{Color, Dscp, Ecn, Packet, PacketArena, PktId};
 use crate::params::Params;
 use crate::results::Column;
-use crate::scenario::build_af::{BlockParts, FlowRef, block_parts, block_states};
+use crate::scenario::build_conditioner::{BlockParts, FlowRef, block_parts, block_states};
+use crate::scenario::conditioner::ConditionerSpec;
 use crate::scenario::schema::QueueSpec;
-use crate::scenario::schema_af::{ConditionerSpec, MeterSpec};
 use crate::scenario::{ConfigError, KeyPath};
 use crate::sched::Qdisc;
 use crate::stats::DropCause;

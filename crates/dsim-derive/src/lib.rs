@@ -180,8 +180,14 @@ fn table(input: &DeriveInput, fields: Vec<&syn::Field>) -> syn::Result<Tokens> {
         let range_tokens = match param.get("range") {
             Some(r) => {
                 let r = range(r, f)?;
+                // The rule cites where it comes from: "(RFC 2963 section 2.3)".
+                let cite = match (param_container.get("document"), param.get("section")) {
+                    (Some(d), Some(s)) => quote!(::core::option::Option::Some(concat!(#d, " section ", #s))),
+                    (None, Some(s)) => quote!(::core::option::Option::Some(concat!("section ", #s))),
+                    _ => quote!(::core::option::Option::None),
+                };
                 checks.push(quote! {
-                    crate::params::check_range(&self.#ident, &#r, &path.key(#key))?;
+                    crate::params::check_range(&self.#ident, &#r, &path.key(#key), #cite)?;
                 });
                 let t = param.get("range").unwrap_or_default();
                 quote!(::core::option::Option::Some(#t))

@@ -39,18 +39,93 @@ pub mod token_bucket;
 pub mod trtcm;
 pub mod tsw;
 
-pub use marker::{Action, Applied};
-pub use ras::{Ras, RasConfig, RasKind};
-pub use srtcm::{ColorMode, Srtcm};
-pub use tb_shaper::{Held, Offer, TbShaper};
-pub use token_bucket::TokenBucket;
-pub use trtcm::Trtcm;
-pub use tsw::{PoutDivisor, Tsw, Tsw3};
+pub use marker::{Action, ActionSpec, Applied};
+pub use policer::EfPolicerSpec;
+pub use ras::{Ras, RasConfig, RasKind, SrrasSpec, TrrasSpec};
+pub use srtcm::{ColorMode, Srtcm, SrtcmSpec};
+pub use tb_shaper::{Held, Offer, TbShaper, TbShaperSpec};
+pub use token_bucket::{TokenBucket, TokenBucketSpec};
+pub use trtcm::{Trtcm, TrtcmSpec};
+pub use tsw::{PoutDivisor, Tsw, Tsw3, Tsw3Spec, TswSpec};
+
+use serde::Serialize;
 
 use crate::engine::rng::Rng;
 use crate::packet::{Color, Direction, FlowId, NodeId, Packet, PacketArena, PktId, PortId};
+use crate::params::{ConfigError, KeyPath};
 use crate::stats::{DropCause, Window};
-use crate::time::SimTime;
+use crate::time::{Rate, SimTime};
+
+/// A meter, chosen by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum MeterSpec {
+    TokenBucket(TokenBucketSpec),
+    Tsw(TswSpec),
+    Tsw3(Tsw3Spec),
+    Srtcm(SrtcmSpec),
+    Trtcm(TrtcmSpec),
+}
+crate::tagged_enum!(MeterSpec {
+    TokenBucket(TokenBucketSpec) = "token_bucket",
+    Tsw(TswSpec) = "tsw",
+    Tsw3(Tsw3Spec) = "tsw3",
+    Srtcm(SrtcmSpec) = "srtcm",
+    Trtcm(TrtcmSpec) = "trtcm",
+});
+
+impl MeterSpec {
+    /// The meter this table declares.
+    pub fn meter(&self, path: &KeyPath) -> Result<Meter, ConfigError> {
+        Ok(match self {
+            MeterSpec::TokenBucket(s) => Meter::TokenBucket(s.meter(path)?),
+            MeterSpec::Tsw(s) => Meter::Tsw(s.meter(path)?),
+            MeterSpec::Tsw3(s) => Meter::Tsw3(s.meter(path)?),
+            MeterSpec::Srtcm(s) => Meter::Srtcm(s.meter(path)?),
+            MeterSpec::Trtcm(s) => Meter::Trtcm(s.meter(path)?),
+        })
+    }
+}
+
+/// A shaper, chosen by `type`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ShaperSpec {
+    TokenBucket(TbShaperSpec),
+    /// RFC 2963 rate adaptive shapers (docs/ras.md).
+    Srras(SrrasSpec),
+    Trras(TrrasSpec),
+    GSrras(SrrasSpec),
+    GTrras(TrrasSpec),
+}
+crate::tagged_enum!(ShaperSpec {
+    TokenBucket(TbShaperSpec) = "token_bucket",
+    Srras(SrrasSpec) = "srras",
+    Trras(TrrasSpec) = "trras",
+    GSrras(SrrasSpec) = "g_srras",
+    GTrras(TrrasSpec) = "g_trras",
+});
+
+impl ShaperSpec {
+    /// The shaper this table (at `path`) declares, whose output link runs at `line_rate`
+    /// (None: no link, trace replay) in a block with `meter` (at `meter_path`; a green RAS
+    /// reads its token state).
+    pub fn shaper(
+        &self,
+        line_rate: Option<Rate>,
+        meter: Option<&Meter>,
+        path: &KeyPath,
+        meter_path: &KeyPath,
+    ) -> Result<Shaper, ConfigError> {
+        if let Some(ras) = ras::ras_shaper(self, line_rate, meter, path, meter_path)? {
+            return Ok(Shaper::Ras(ras));
+        }
+        match self {
+            ShaperSpec::TokenBucket(s) => Ok(Shaper::TokenBucket(s.shaper(path)?)),
+            _ => unreachable!("rate adaptive shapers are built above"),
+        }
+    }
+}
 
 /// Index of a conditioner instance (the argument of `Event::Conditioner`).
 pub type InstId = u32;

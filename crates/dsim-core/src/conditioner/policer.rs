@@ -19,12 +19,54 @@
 //!   with a token bucket of the negotiated rate and burst and drops the red ones with
 //!   cause `security`. With rate 0 the burst is 0 as well, so every EF packet is dropped.
 
+use serde::{Deserialize, Serialize};
+
 use super::marker::Action;
 use super::token_bucket::TokenBucket;
 use super::{Match, Meter};
 use crate::packet::Dscp;
+use crate::params::{ConfigError, KeyPath, Params};
 use crate::stats::DropCause;
 use crate::time::{Bytes, Rate};
+
+/// `ef_policer = { rate, burst }`: RFC 2598 section 3's EF edge policer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+#[param(document = "RFC 2598")]
+pub struct EfPolicerSpec {
+    /// The negotiated EF rate; 0 (the default) when none was negotiated.
+    #[serde(default)]
+    #[param(section = "3")]
+    pub rate: Rate,
+    /// Burst allowance (bucket depth); must be 0 when the rate is 0.
+    #[serde(default)]
+    #[param(section = "3")]
+    pub burst: Bytes,
+}
+
+impl EfPolicerSpec {
+    /// The policer's block parts: its match, meter and actions per colour.
+    pub fn parts(&self, path: &KeyPath) -> Result<(Match, Meter, [Action; 3]), ConfigError> {
+        self.check(path)?;
+        // RFC 2598 section 3: no negotiated rate means rate 0, "i.e., drop all EF marked
+        // packets": a burst allowance would let some through.
+        if self.rate.0 == 0 && self.burst.0 > 0 {
+            return Err(ConfigError::new(
+                path.key("burst"),
+                Some(format!("\"{}\"", self.burst)),
+                "with no negotiated EF rate (rate = 0) every EF packet is dropped (RFC 2598 section 3); the burst must be 0",
+            ));
+        }
+        if self.rate.0 > 0 && self.burst.0 == 0 {
+            return Err(ConfigError::new(
+                path.key("burst"),
+                Some("\"0B\"".into()),
+                "a negotiated EF rate needs a burst of at least one packet (the largest EF packet)",
+            ));
+        }
+        Ok(ef_policer(self.rate, self.burst))
+    }
+}
 
 /// The EF edge policer of RFC 2598 section 3: match EF packets (both directions), token
 /// bucket (rate, burst), pass green, drop red as a security event.

@@ -64,9 +64,69 @@
 use std::collections::VecDeque;
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
 use super::Meter;
 use super::tb_shaper::{Held, Offer};
+use crate::params::{self, KeyPath, Params};
 use crate::time::{Bytes, Duration, NS_PER_SEC, Rate, SimTime};
+
+/// srRAS / G-srRAS (RFC 2963 sections 2.2, 3.2): rates in bit/s, thresholds and buffer
+/// in bytes, the EAR constant K a time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+#[param(document = "RFC 2963")]
+pub struct SrrasSpec {
+    /// Committed Information Rate of the srTCM downstream.
+    #[param(range = "(0, inf)", section = "2.2")]
+    pub cir: Rate,
+    /// Default: the line rate of the shaper's output link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mir: Option<Rate>,
+    /// Occupancy threshold at which the rate rises from the CIR.
+    #[param(section = "2.2")]
+    pub cir_th: Bytes,
+    /// Occupancy threshold at which the rate reaches the MIR.
+    #[param(section = "2.2")]
+    pub mir_th: Bytes,
+    /// Size of the shaper's tail-drop FIFO.
+    #[param(range = "(0, inf)", section = "2.2")]
+    pub buffer: Bytes,
+    /// The constant K of the EAR (the averaging time of the arrival rate estimate).
+    #[param(range = "(0, inf)", section = "2.3")]
+    pub k: Duration,
+}
+
+/// trRAS / G-trRAS (RFC 2963 sections 2.4, 3.4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+#[param(document = "RFC 2963")]
+pub struct TrrasSpec {
+    /// Committed Information Rate of the trTCM downstream.
+    #[param(range = "(0, inf)", section = "2.4")]
+    pub cir: Rate,
+    /// Peak Information Rate of the trTCM downstream.
+    #[param(range = "(0, inf)", section = "2.4")]
+    pub pir: Rate,
+    /// Default: the line rate of the shaper's output link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mir: Option<Rate>,
+    /// Occupancy threshold at which the rate rises from the CIR.
+    #[param(section = "2.4")]
+    pub cir_th: Bytes,
+    /// Occupancy threshold at which the rate reaches the PIR.
+    #[param(section = "2.4")]
+    pub pir_th: Bytes,
+    /// Occupancy threshold at which the rate reaches the MIR.
+    #[param(section = "2.4")]
+    pub mir_th: Bytes,
+    /// Size of the shaper's tail-drop FIFO.
+    #[param(range = "(0, inf)", section = "2.4")]
+    pub buffer: Bytes,
+    /// The constant K of the EAR (the averaging time of the arrival rate estimate).
+    #[param(range = "(0, inf)", section = "2.3")]
+    pub k: Duration,
+}
 
 /// Which shaper of the document.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -489,6 +549,140 @@ impl Ras {
     /// Occupancy q in bytes.
     pub fn backlog_bytes(&self) -> u64 {
         self.state.bytes
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Building a RAS from its scenario table (`shaper = { type = "srras" | "trras" | "g_srras" |
+// "g_trras", ... }`), for the conditioner builder and trace replay.
+
+/// The RAS of `spec` (None when `spec` is not a RAS), for a shaper whose output link runs
+/// at `line_rate` (the bound of the MIR and its default; None when there is no link, in
+/// trace replay: the MIR must then be given) and whose conditioner has
+/// `meter` (a green RAS needs the matching three colour marker). `path` is the shaper
+/// table's key path, `meter_path` the meter's.
+pub fn ras_shaper(
+    spec: &super::ShaperSpec,
+    line_rate: Option<Rate>,
+    meter: Option<&Meter>,
+    path: &KeyPath,
+    meter_path: &KeyPath,
+) -> Result<Option<Ras>, params::ConfigError> {
+    let mir = match spec {
+        super::ShaperSpec::TokenBucket(_) => return Ok(None),
+        super::ShaperSpec::Srras(s) | super::ShaperSpec::GSrras(s) => s.mir,
+        super::ShaperSpec::Trras(s) | super::ShaperSpec::GTrras(s) => s.mir,
+    };
+    let Some(default_mir) = mir.or(line_rate) else {
+        return Err(params::ConfigError::new(
+            path.key("mir"),
+            Some("(missing)".into()),
+            "without an output link (trace replay) there is no line rate for the MIR to default to (RFC 2963 section 2.2): give mir",
+        ));
+    };
+    let cfg = match spec {
+        super::ShaperSpec::TokenBucket(_) => unreachable!(),
+        super::ShaperSpec::Srras(s) => sr_config(s, false, default_mir),
+        super::ShaperSpec::GSrras(s) => sr_config(s, true, default_mir),
+        super::ShaperSpec::Trras(s) => tr_config(s, false, default_mir),
+        super::ShaperSpec::GTrras(s) => tr_config(s, true, default_mir),
+    };
+    if let (None, Some(line_rate)) = (mir, line_rate) {
+        // The MIR defaults to the line rate ("A typical value for the MIR would be the
+        // line rate of the output link of the shaper", 2.2): a CIR or PIR above it is the
+        // rate at fault.
+        for (key, r) in [("cir", Some(cfg.cir)), ("pir", cfg.pir)] {
+            if let Some(r) = r.filter(|r| *r > line_rate) {
+                return Err(params::ConfigError::new(
+                    path.key(key),
+                    Some(format!("\"{r}\"")),
+                    format!(
+                        "the {} must not exceed the MIR, which defaults to the line rate of the shaper's output link ({line_rate})",
+                        key.to_uppercase()
+                    ),
+                ));
+            }
+        }
+    }
+    if cfg.green {
+        check_green_meter(&cfg, meter, path, meter_path)?;
+    }
+    Ras::new(&cfg, line_rate)
+        .map(Some)
+        .map_err(|e| params::ConfigError::new(path.key(e.field), Some(e.value), e.rule))
+}
+
+fn sr_config(s: &SrrasSpec, green: bool, mir: Rate) -> RasConfig {
+    RasConfig {
+        kind: RasKind::Sr,
+        green,
+        cir: s.cir,
+        pir: None,
+        mir,
+        cir_th: s.cir_th,
+        pir_th: None,
+        mir_th: s.mir_th,
+        buffer: s.buffer,
+        k: s.k,
+    }
+}
+
+fn tr_config(s: &TrrasSpec, green: bool, mir: Rate) -> RasConfig {
+    RasConfig {
+        kind: RasKind::Tr,
+        green,
+        cir: s.cir,
+        pir: Some(s.pir),
+        mir,
+        cir_th: s.cir_th,
+        pir_th: Some(s.pir_th),
+        mir_th: s.mir_th,
+        buffer: s.buffer,
+        k: s.k,
+    }
+}
+
+/// Section 3: a G-srRAS computes T2 from the token state of the srTCM downstream (3.3), a
+/// G-trRAS from the trTCM's (3.5); the meter is the one of the same conditioner.
+fn check_green_meter(
+    cfg: &RasConfig,
+    meter: Option<&Meter>,
+    path: &KeyPath,
+    meter_path: &KeyPath,
+) -> Result<(), params::ConfigError> {
+    let (want, section) = match cfg.kind {
+        RasKind::Sr => ("srtcm", "3.3"),
+        RasKind::Tr => ("trtcm", "3.5"),
+    };
+    let ok = matches!(
+        (cfg.kind, meter),
+        (RasKind::Sr, Some(Meter::Srtcm(_))) | (RasKind::Tr, Some(Meter::Trtcm(_)))
+    );
+    if ok {
+        return Ok(());
+    }
+    let name = cfg.name();
+    let rule = format!(
+        "a {name} releases packets by the token state of the {} downstream (RFC 2963 section {section}): \
+         the conditioner needs meter = {{ type = \"{want}\", ... }}",
+        if want == "srtcm" { "srTCM" } else { "trTCM" }
+    );
+    match meter {
+        None => Err(params::ConfigError::new(
+            path.key("type"),
+            Some(format!("\"{}\"", type_tag(cfg))),
+            rule,
+        )),
+        Some(_) => Err(params::ConfigError::new(meter_path.key("type"), None, rule)),
+    }
+}
+
+fn type_tag(cfg: &RasConfig) -> &'static str {
+    match (cfg.kind, cfg.green) {
+        (RasKind::Sr, false) => "srras",
+        (RasKind::Tr, false) => "trras",
+        (RasKind::Sr, true) => "g_srras",
+        (RasKind::Tr, true) => "g_trras",
     }
 }
 

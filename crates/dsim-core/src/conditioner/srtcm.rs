@@ -18,12 +18,53 @@
 //! or yellow and Te >= B; else red. A packet that no meter coloured before counts as
 //! green, so the colour-aware meter of an uncoloured stream acts as the colour-blind one.
 
+use serde::{Deserialize, Serialize};
+
 use crate::bucket::Bucket;
 use crate::packet::Color;
+use crate::params::{ConfigError, KeyPath, Params};
 use crate::time::{Bytes, Rate, SimTime};
 
-/// Colour-blind or colour-aware operation (RFC 2697 / RFC 2698 section 1).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+/// `meter = { type = "srtcm", ... }`: RFC 2697's single rate three colour marker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+#[param(document = "RFC 2697")]
+pub struct SrtcmSpec {
+    /// Committed Information Rate (CIR).
+    #[param(section = "2")]
+    pub cir: Rate,
+    /// Committed Burst Size (CBS), the depth of bucket C.
+    #[param(section = "2")]
+    pub cbs: Bytes,
+    /// Excess Burst Size (EBS), the depth of bucket E.
+    #[param(section = "2")]
+    pub ebs: Bytes,
+    /// `"blind"` (default) or `"aware"` of the colour packets arrive with.
+    #[serde(default)]
+    #[param(section = "1")]
+    pub mode: ColorMode,
+}
+
+impl SrtcmSpec {
+    /// The meter this table declares.
+    pub fn meter(&self, path: &KeyPath) -> Result<Srtcm, ConfigError> {
+        self.check(path)?;
+        // Section 2: "The CBS and EBS must be configured so that at least one of them is
+        // larger than 0."
+        if self.cbs.0 == 0 && self.ebs.0 == 0 {
+            return Err(ConfigError::new(
+                path.key("cbs"),
+                Some(format!("\"{}\"", self.cbs)),
+                "at least one of CBS and EBS must be larger than 0 (RFC 2697 section 2)",
+            ));
+        }
+        Ok(Srtcm::new(self.cir, self.cbs, self.ebs, self.mode))
+    }
+}
+
+/// Colour-blind or colour-aware operation (RFC 2697 / RFC 2698 section 1; `mode`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize, Params)]
+#[serde(rename_all = "snake_case")]
 pub enum ColorMode {
     #[default]
     Blind,

@@ -20,10 +20,36 @@
 
 use std::collections::VecDeque;
 
+use serde::{Deserialize, Serialize};
+
 use super::Cont;
 use crate::bucket::Bucket;
 use crate::packet::{Color, PktId};
+use crate::params::{ConfigError, KeyPath, Params};
 use crate::time::{Bytes, Limit, Rate, SimTime};
+
+/// `shaper = { type = "token_bucket", ... }`: a token-bucket shaper with a finite buffer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+pub struct TbShaperSpec {
+    /// Token rate: the rate packets leave at, sustained.
+    #[param(range = "(0, inf)")]
+    pub rate: Rate,
+    /// Bucket depth: the largest burst sent at once; at least one packet.
+    #[param(range = "(0, inf)")]
+    pub depth: Bytes,
+    /// The buffer of packets waiting for tokens: packets ("100p") or bytes ("64KB").
+    #[param(range = "(0, inf)")]
+    pub limit: Limit,
+}
+
+impl TbShaperSpec {
+    /// The shaper this table declares.
+    pub fn shaper(&self, path: &KeyPath) -> Result<TbShaper, ConfigError> {
+        self.check(path)?;
+        Ok(TbShaper::new(self.rate, self.depth, self.limit))
+    }
+}
 
 /// A packet waiting in a shaper, with where its path continues.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -12,9 +12,32 @@
 //!
 //! The bucket itself, with its exact arithmetic, is [`crate::bucket::Bucket`].
 
+use serde::{Deserialize, Serialize};
+
 use crate::bucket::Bucket;
 use crate::packet::Color;
+use crate::params::{ConfigError, KeyPath, Params};
 use crate::time::{Bytes, Rate, SimTime};
+
+/// `meter = { type = "token_bucket", ... }`: two colours, green if the bucket holds the
+/// packet, red otherwise.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+pub struct TokenBucketSpec {
+    /// Token rate (the profile's rate).
+    pub rate: Rate,
+    /// Bucket depth; a packet larger than the depth is never green.
+    #[param(range = "(0, inf)")]
+    pub depth: Bytes,
+}
+
+impl TokenBucketSpec {
+    /// The meter this table declares.
+    pub fn meter(&self, path: &KeyPath) -> Result<TokenBucket, ConfigError> {
+        self.check(path)?;
+        Ok(TokenBucket::new(self.rate, self.depth))
+    }
+}
 
 /// The two-colour token-bucket profiler of draft-ibanez section 2.1.3: green (IN) when the
 /// bucket holds the packet's size, red (OUT) otherwise.

@@ -17,10 +17,55 @@
 //! is yellow and Tp is decremented by B, else the packet is green and both Tp and Tc are
 //! decremented by B." An uncoloured packet counts as green.
 
+use serde::{Deserialize, Serialize};
+
 use super::srtcm::ColorMode;
 use crate::bucket::Bucket;
 use crate::packet::Color;
+use crate::params::{ConfigError, KeyPath, Params};
 use crate::time::{Bytes, Rate, SimTime};
+
+/// `meter = { type = "trtcm", ... }`: RFC 2698's two rate three colour marker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+#[param(document = "RFC 2698")]
+pub struct TrtcmSpec {
+    /// Committed Information Rate (CIR).
+    #[param(section = "2")]
+    pub cir: Rate,
+    /// Committed Burst Size (CBS), the depth of bucket C.
+    #[param(range = "(0, inf)", section = "2")]
+    pub cbs: Bytes,
+    /// Peak Information Rate (PIR); at least the CIR.
+    #[param(section = "2")]
+    pub pir: Rate,
+    /// Peak Burst Size (PBS), the depth of bucket P.
+    #[param(range = "(0, inf)", section = "2")]
+    pub pbs: Bytes,
+    /// `"blind"` (default) or `"aware"` of the colour packets arrive with.
+    #[serde(default)]
+    #[param(section = "1")]
+    pub mode: ColorMode,
+}
+
+impl TrtcmSpec {
+    /// The meter this table declares.
+    pub fn meter(&self, path: &KeyPath) -> Result<Trtcm, ConfigError> {
+        self.check(path)?;
+        // Section 2: "The PIR must be equal to or greater than the CIR."
+        if self.pir < self.cir {
+            return Err(ConfigError::new(
+                path.key("pir"),
+                Some(format!("\"{}\"", self.pir)),
+                format!(
+                    "the PIR must be equal to or greater than the CIR ({}) (RFC 2698 section 2)",
+                    self.cir
+                ),
+            ));
+        }
+        Ok(Trtcm::new(self.cir, self.cbs, self.pir, self.pbs, self.mode))
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Trtcm {

@@ -49,9 +49,86 @@
 
 use rand::RngExt;
 
+use serde::{Deserialize, Serialize};
+
 use crate::engine::rng::Rng;
 use crate::packet::Color;
+use crate::params::{ConfigError, KeyPath, Params};
 use crate::time::{Duration, Rate, SimTime};
+
+/// `meter = { type = "tsw", ... }`: seed 002's TSW estimator and probabilistic tagger, green
+/// (IN) or red (OUT).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+#[param(document = "draft-ibanez-diffserv-assured-eval-00")]
+pub struct TswSpec {
+    /// target_rate: the profile's rate.
+    #[param(range = "(0, inf)")]
+    pub target: Rate,
+    /// win_length: the time the estimator averages over.
+    #[param(range = "(0, inf)")]
+    pub window: Duration,
+    /// What Pout's excess is divided by: `"target"` (seed 002, default) or `"avg_rate"`
+    /// (Clark and Fang section 3.3, seed 001's tagger).
+    #[serde(default, skip_serializing_if = "PoutDivisor::is_default")]
+    pub pout: PoutDivisor,
+    /// The estimate's initial value: 0 when absent (seed 002 appendix, "avg_rate = 0");
+    /// ns-2's TSW2CM starts it at the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avg_rate: Option<Rate>,
+}
+
+impl TswSpec {
+    /// The meter this table declares.
+    pub fn meter(&self, path: &KeyPath) -> Result<Tsw, ConfigError> {
+        self.check(path)?;
+        // Seed 002's appendix starts the estimate at 0.
+        let start = self.avg_rate.unwrap_or(Rate(0));
+        Ok(Tsw::new(self.target, self.window)
+            .dividing_by(self.pout)
+            .starting_at(start))
+    }
+}
+
+/// `meter = { type = "tsw3", ... }`: RFC 2859's TSW three colour marker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
+#[serde(deny_unknown_fields)]
+#[param(document = "RFC 2859")]
+pub struct Tsw3Spec {
+    /// CTR, the committed target rate.
+    #[param(range = "(0, inf)", section = "2")]
+    pub committed: Rate,
+    /// PTR, the peak target rate; at least CTR.
+    #[param(section = "2")]
+    pub peak: Rate,
+    /// The time the rate estimator averages over (its window length).
+    #[param(range = "(0, inf)", section = "4.1")]
+    pub window: Duration,
+    /// The estimate's initial value, AVG_RATE: `committed` when absent (RFC 2859 section
+    /// 4.1, "AVG_RATE = CTR"; ns-2's TSW3CM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avg_rate: Option<Rate>,
+}
+
+impl Tsw3Spec {
+    /// The meter this table declares.
+    pub fn meter(&self, path: &KeyPath) -> Result<Tsw3, ConfigError> {
+        self.check(path)?;
+        if self.peak < self.committed {
+            return Err(ConfigError::new(
+                path.key("peak"),
+                Some(format!("\"{}\"", self.peak)),
+                format!(
+                    "the peak target rate must be at least the committed one ({})",
+                    self.committed
+                ),
+            ));
+        }
+        // RFC 2859 section 4.1: AVG_RATE = CTR unless told otherwise.
+        let start = self.avg_rate.unwrap_or(self.committed);
+        Ok(Tsw3::new(self.committed, self.peak, self.window).starting_at(start))
+    }
+}
 
 /// The TSW estimator's state (seed 002 appendix).
 #[derive(Clone, Debug, PartialEq)]
@@ -87,8 +164,9 @@ fn bytes_per_second(r: Rate) -> f64 {
     r.0 as f64 / 8.0
 }
 
-/// What the excess of avg_rate over target_rate is divided by to give Pout.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What the excess of avg_rate over target_rate is divided by to give Pout (`pout`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Params)]
+#[serde(rename_all = "snake_case")]
 pub enum PoutDivisor {
     /// Seed 002 appendix: Pout = (avg_rate - target_rate) / target_rate.
     #[default]
@@ -96,6 +174,12 @@ pub enum PoutDivisor {
     /// Clark and Fang section 3.3 (seed 001's TSW tagger): Pout = (avg_rate -
     /// target_rate) / avg_rate.
     AvgRate,
+}
+
+impl PoutDivisor {
+    pub fn is_default(&self) -> bool {
+        *self == PoutDivisor::Target
+    }
 }
 
 /// The two-colour TSW tagger (seed 002; Clark and Fang): IN (green) or, probabilistically,

@@ -17,6 +17,7 @@
 mod error;
 pub mod limits;
 pub mod schema;
+pub mod tagged;
 
 pub use dsim_derive::Params;
 pub use error::{ConfigError, KeyPath, Seg, one_line, shorten, some_of};
@@ -210,13 +211,21 @@ impl<T: Ranged> Ranged for Option<T> {
 }
 
 /// Checks `v` against its declared range (a NaN is outside every range).
-pub fn check_range<T: Ranged + Value + Serialize>(v: &T, range: &Range, path: &KeyPath) -> Result<(), ConfigError> {
+pub fn check_range<T: Ranged + Value + Serialize>(
+    v: &T,
+    range: &Range,
+    path: &KeyPath,
+    cite: Option<&str>,
+) -> Result<(), ConfigError> {
     match v.magnitude() {
-        Some(m) if !range.contains(T::kind(), m) => Err(ConfigError::new(
-            path.clone(),
-            render(v),
-            range.rule(&last_key(path), T::kind()),
-        )),
+        Some(m) if !range.contains(T::kind(), m) => {
+            let rule = range.rule(&last_key(path), T::kind());
+            let rule = match cite {
+                Some(c) => format!("{rule} ({c})"),
+                None => rule,
+            };
+            Err(ConfigError::new(path.clone(), render(v), rule))
+        }
         _ => Ok(()),
     }
 }
@@ -442,7 +451,7 @@ mod tests {
         assert!(ok.check(&KeyPath::root()).is_ok());
         assert_eq!(
             error("rate = \"0bps\"\np = 0.5\nnames = [\"a\"]"),
-            "x.rate = \"0bps\": rate must lie in (0bps, 1Gbps]"
+            "x.rate = \"0bps\": rate must lie in (0bps, 1Gbps] (a test section 2.1)"
         );
         assert_eq!(
             error("rate = \"1Mbps\"\np = 0.0\nnames = [\"a\"]"),

@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::build_af;
+use super::build_conditioner;
 use super::schema::{AppSpec, CbrSpec, DirectionSpec, FlowSpec, LinkSpec, PoissonSpec, Scenario, TfrcSpec};
 use super::{capture, transport};
 use crate::app::TcpApp;
@@ -16,7 +16,7 @@ use crate::packet::{NodeId, PortId};
 use crate::params::{ConfigError, KeyPath, Params};
 use crate::sim::{Flow, Simulation, Transport};
 use crate::stats::{ClassStats, FlowStats, Window};
-use crate::time::{Duration, Fraction, Limit, Rate, SimTime};
+use crate::time::{Duration, Fraction, Rate, SimTime};
 use crate::transport::tcp::{TcpFlow, TcpParams};
 use crate::transport::tfrc::TfrcFlow;
 use crate::transport::udp::{MIN_DATAGRAM, UdpSender};
@@ -45,10 +45,10 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Simulation> {
         end: SimTime::ZERO + sc.duration,
     };
     let mut flows = build_flows(sc, &names, &net, seed, window, &root)?;
-    build_af::check_dscp_names(sc, &root)?;
+    build_conditioner::check_dscp_names(sc, &root)?;
     capture::attach_drops(sc, &mut net, &flows, &root)?;
     let captures = capture::build_captures(sc, &net, &root)?;
-    let conditioners = build_af::build_conditioners(sc, &names, &net, &flows, seed, &root)?;
+    let conditioners = build_conditioner::build_conditioners(sc, &names, &net, &flows, seed, &root)?;
     let mut sim = Simulation::new(net, std::mem::take(&mut flows), window);
     sim.capture_points = captures;
     sim.conditioners = conditioners;
@@ -258,17 +258,6 @@ fn check_packet_time(rate: Rate, size: u32, path: KeyPath, what: &str, subject: 
 /// nearest nanosecond, so size * 8 * 10^9 / rate >= 1/2.
 fn fastest_rate(size: u32) -> Rate {
     Rate(2 * 8 * crate::time::NS_PER_SEC * size as u64)
-}
-
-pub(super) fn check_limit(limit: Limit, path: KeyPath) -> Result<()> {
-    if limit.is_zero() {
-        return err(
-            path,
-            quoted(&limit.to_string()),
-            "a queue must hold at least one packet or byte",
-        );
-    }
-    Ok(())
 }
 
 /// A probability or share: a number in [0, 1].

@@ -44,10 +44,13 @@ type Result<T> = std::result::Result<T, ConfigError>;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct CaptureSpec {
+    /// Capture what a port sends ("R1->R2"), as it starts on the wire.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<String>,
+    /// Capture what a node sends and receives, on all its links.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
+    /// The pcap file's name (default: the port or node name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Bytes of each packet written (default: all of it). Headers only ("80B") keeps the
@@ -61,11 +64,18 @@ pub struct CaptureSpec {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct DropRuleSpec {
+    /// The flow whose packet is dropped.
     pub flow: String,
+    /// Drop the flow's n-th packet in its sending order (0-based; for TCP every
+    /// transmission, retransmissions included, has its own index).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub packet: Option<u64>,
+    /// Drop the TCP data segment whose first byte is byte k * MSS of the stream, at its
+    /// `occurrence`-th crossing of this link direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub segment: Option<u64>,
+    /// Which crossing of `segment` is dropped (1, the default: the first transmission; 2:
+    /// the first retransmission that gets here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub occurrence: Option<u32>,
 }

@@ -1,14 +1,13 @@
 //! Scenario files: the schema, its validation, and the builder of runnable simulations.
 
 pub mod build;
-pub mod build_af;
-pub mod build_ras;
+pub mod build_conditioner;
 pub mod capture;
+pub mod conditioner;
 pub mod locate;
 pub mod record;
 pub mod schema;
-pub mod schema_af;
-pub mod tagged;
+
 pub mod transport;
 
 pub use crate::params::{ConfigError, KeyPath, Seg};
@@ -79,7 +78,7 @@ fn deserialize(text: &str) -> Result<Scenario, ConfigError> {
 pub fn deserialize_value<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ConfigError> {
     let de = toml::Deserializer::parse(text).map_err(|e| syntax_error(&e, text))?;
     // User-defined codepoint names must be known before any DSCP is read.
-    let names = build_af::dscp_names_in(text).map_err(|e| with_location(e, text))?;
+    let names = build_conditioner::dscp_names_in(text).map_err(|e| with_location(e, text))?;
     crate::packet::with_dscp_names(&names, || deserialize_checked(de, text))
 }
 
@@ -90,7 +89,7 @@ fn deserialize_checked<T: serde::de::DeserializeOwned>(
     serde_path_to_error::deserialize(de).map_err(|e| {
         let mut path = KeyPath::parse(&e.path().to_string());
         let inner = e.into_inner();
-        let (nested, message) = tagged::split_message(inner.message());
+        let (nested, message) = crate::params::tagged::split_message(inner.message());
         path.0.extend(KeyPath::parse(nested).0);
         let mut err = ConfigError::new(path, None, message.to_string());
         if err.line.is_none() {

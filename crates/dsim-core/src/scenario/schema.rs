@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use crate::params::Params;
 use serde::{Deserialize, Serialize};
 
-pub use super::schema_af::ConditionerSpec;
+pub use super::conditioner::ConditionerSpec;
 pub use crate::aqm::{DroptailSpec, MredSpec, RedSpec};
 pub use crate::sched::QueueSpec;
 pub use crate::sched::dsd::spec::{DsdControlSpec, DsdRedSpec, DsdSpec};
@@ -29,8 +29,10 @@ fn default_seed() -> u64 {
 #[derive(Debug, Clone, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
+    /// A short name, shown in reports and written in the results' run table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// What the scenario is for, in a sentence or two.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Simulated time of one run.
@@ -41,13 +43,18 @@ pub struct Scenario {
     /// Base seed; replication r runs with `derive_seed(seed, [r])`.
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// Independent runs, each with its own seed; results carry a `replication` column.
     #[serde(default = "one")]
     pub replications: u32,
+    /// The hosts and routers (`[nodes]`).
     pub nodes: Nodes,
+    /// The links (`[[link]]`), each a duplex pair of egress ports.
     #[serde(default, rename = "link")]
     pub links: Vec<LinkSpec>,
+    /// Explicit routes (`[[route]]`); shortest paths in hops elsewhere.
     #[serde(default, rename = "route", skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<RouteSpec>,
+    /// The flows (`[[flow]]`).
     #[serde(default, rename = "flow")]
     pub flows: Vec<FlowSpec>,
     /// Sweep axes (`[sweep]`, see docs/sweeps.md). The Python front (`dsim sweep`,
@@ -75,8 +82,10 @@ pub struct Scenario {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct Nodes {
+    /// End systems: flows start and end here; a host does not forward.
     #[serde(default)]
     pub hosts: Vec<String>,
+    /// Routers: forward packets by their routes; conditioners may sit at their ports.
     #[serde(default)]
     pub routers: Vec<String>,
 }
@@ -85,8 +94,11 @@ pub struct Nodes {
 #[derive(Debug, Clone, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {
+    /// One end (a node name); the forward direction leaves it.
     pub from: String,
+    /// The other end; the reverse direction leaves it.
     pub to: String,
+    /// Transmission rate of both directions.
     pub rate: Rate,
     /// One-way propagation delay.
     pub delay: Duration,
@@ -96,8 +108,10 @@ pub struct LinkSpec {
     /// Probability that a packet is lost on the wire, both directions.
     #[serde(default)]
     pub loss: Fraction,
+    /// Overrides for the `from -> to` direction.
     #[serde(default, skip_serializing_if = "DirectionSpec::is_empty")]
     pub forward: DirectionSpec,
+    /// Overrides for the `to -> from` direction.
     #[serde(default, skip_serializing_if = "DirectionSpec::is_empty")]
     pub reverse: DirectionSpec,
 }
@@ -106,10 +120,13 @@ pub struct LinkSpec {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct DirectionSpec {
+    /// This direction's rate instead of the link's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<Rate>,
+    /// This direction's queue discipline instead of the link's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue: Option<QueueSpec>,
+    /// This direction's loss probability on the wire instead of the link's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss: Option<Fraction>,
     /// Scripted drops of this direction, see [`crate::net::scripted`].
@@ -127,6 +144,7 @@ impl DirectionSpec {
 #[derive(Debug, Clone, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct RouteSpec {
+    /// Node names, each adjacent to the next; the last is the destination.
     pub path: Vec<String>,
 }
 
@@ -134,10 +152,14 @@ pub struct RouteSpec {
 #[derive(Debug, Clone, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
+    /// Name in the results (default `flow<i>`; `name.k` for each of `count` flows).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The host the flow's source runs on.
     pub src: String,
+    /// The host its receiver runs on.
     pub dst: String,
+    /// How many identical flows this entry stands for, each with its own random stream.
     #[serde(default = "one")]
     pub count: u32,
     /// Codepoint the source sets (conditioners may change it on the way).
@@ -149,6 +171,7 @@ pub struct FlowSpec {
     /// Defaults to the end of the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop: Option<Duration>,
+    /// What the source sends, chosen by `type`: cbr, poisson, tfrc (UDP) or ftp, web (TCP).
     pub app: AppSpec,
     /// TCP settings of an `ftp` or `web` flow (defaults when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -178,7 +201,9 @@ crate::tagged_enum!(AppSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct CbrSpec {
+    /// Sending rate: one packet every size / rate.
     pub rate: Rate,
+    /// IP datagram size (IPv4 and UDP headers included, at least 28 B).
     pub size: Bytes,
     /// Each gap uniform in +-this fraction of the nominal spacing (RFC 2598 A.3).
     #[serde(default)]
@@ -189,7 +214,9 @@ pub struct CbrSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct PoissonSpec {
+    /// Mean sending rate: exponential gaps of mean size / rate.
     pub rate: Rate,
+    /// IP datagram size (IPv4 and UDP headers included, at least 28 B).
     pub size: Bytes,
 }
 
@@ -199,10 +226,12 @@ pub struct PoissonSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct TfrcSpec {
+    /// The TFRC segment size s: every datagram's IP size.
     pub size: Bytes,
     /// Share of packets tagged green, [0, 1].
     #[serde(default)]
     pub green: f64,
+    /// The codepoint of the green packets (the ABE green codepoint by default).
     #[serde(default = "crate::sched::dsd::spec::default_green_dscp")]
     pub green_dscp: Dscp,
     /// ECN-capable packets; CE marks count as losses.
@@ -215,6 +244,7 @@ pub struct TfrcSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct FtpSpec {
+    /// Bytes to transfer; absent: the sender always has data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bytes: Option<Bytes>,
 }
@@ -225,9 +255,12 @@ pub struct FtpSpec {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct WebSpec {
+    /// Payload bytes of each request (default 300B).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<Bytes>,
+    /// The distribution of response sizes (payload bytes).
     pub response: DistSpec<Bytes>,
+    /// The distribution of think times between a response and the next request.
     pub think: DistSpec<Duration>,
 }
 

@@ -4,7 +4,7 @@
 //! key path of an error inside it is lost ("flow[0].app: not a whole number" instead of
 //! "flow[0].app.size: ..."). [`tagged_enum!`] reads the table, picks the variant by `type`
 //! and deserializes the variant's own struct with path tracking; the inner path travels
-//! to [`super::from_toml`] inside the error message between two [`PATH_MARK`]s, where it is
+//! to [`crate::scenario::from_toml`] inside the error message between two [`PATH_MARK`]s, where it is
 //! appended to the outer path. Serialization stays serde's internal tagging. The macro also
 //! declares the table to the schema ([`crate::params::Kind::OneOf`]: each `type` and its
 //! table) and checks the chosen variant's declared ranges.
@@ -86,9 +86,9 @@ macro_rules! tagged_enum {
         }
         impl<'de> serde::Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> ::core::result::Result<Self, D::Error> {
-                let (tag, rest) = $crate::scenario::tagged::split(d, &[$($tag),+])?;
+                let (tag, rest) = $crate::params::tagged::split(d, &[$($tag),+])?;
                 match tag.as_str() {
-                    $($tag => $crate::scenario::tagged::variant::<D, $ty>(rest).map($name::$variant),)+
+                    $($tag => $crate::params::tagged::variant::<D, $ty>(rest).map($name::$variant),)+
                     _ => unreachable!("split checked the tag"),
                 }
             }
@@ -112,9 +112,9 @@ macro_rules! tagged_enum {
             $($ty: serde::de::DeserializeOwned),+
         {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> ::core::result::Result<Self, D::Error> {
-                let (tag, rest) = $crate::scenario::tagged::split(d, &[$($tag),+])?;
+                let (tag, rest) = $crate::params::tagged::split(d, &[$($tag),+])?;
                 match tag.as_str() {
-                    $($tag => $crate::scenario::tagged::variant::<D, $ty>(rest).map($name::$variant),)+
+                    $($tag => $crate::params::tagged::variant::<D, $ty>(rest).map($name::$variant),)+
                     _ => unreachable!("split checked the tag"),
                 }
             }

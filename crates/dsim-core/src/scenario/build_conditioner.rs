@@ -1,27 +1,22 @@
-//! Building and validating the Assured Forwarding parts of a scenario: RED / MRED queues,
-//! traffic conditioners and user-defined codepoint names. Every refusal names the key
+//! Building and validating the traffic conditioners of a scenario (match, placement,
+//! per-flow states; each mechanism builds itself from its table) and user-defined
+//! codepoint names. Every refusal names the key
 //! path, the value and the rule.
 
 use std::collections::{HashMap, HashSet};
 
-use super::build::{check_limit, check_rate, err, lookup, quoted};
+use super::build::{err, lookup, quoted};
+use super::conditioner::{ConditionerSpec, DirectionMatch, MatchSpec, SideSpec};
 use super::schema::Scenario;
-use super::schema_af::{
-    ActionSpec, ColorModeSpec, ConditionerSpec, DirectionMatch, EfPolicerSpec, MatchSpec, MeterSpec, PoutSpec,
-    ShaperSpec, SideSpec, SrtcmSpec, TbShaperSpec, TokenBucketSpec, TrtcmSpec, Tsw3Spec, TswSpec,
-};
-use crate::conditioner::policer::ef_policer;
 use crate::conditioner::{
-    Action, BlockDef, ChainRef, ColorMode, Conditioners, Instance, Match, Meter, PerFlowMembers, PoutDivisor, Shaper,
-    Srtcm, TbShaper, TokenBucket, Trtcm, Tsw, Tsw3,
+    Action, ActionSpec, BlockDef, ChainRef, Conditioners, Instance, Match, Meter, PerFlowMembers, Shaper,
 };
 use crate::engine::rng::stream;
 use crate::net::{Network, NodeKind};
 use crate::packet::{Color, Direction, Dscp, FlowId, NodeId, PortId};
 use crate::params::{ConfigError, KeyPath};
 use crate::sim::Flow;
-use crate::stats::DropCause;
-use crate::time::{Duration, Rate};
+use crate::time::Rate;
 
 type Result<T> = std::result::Result<T, ConfigError>;
 
@@ -107,132 +102,6 @@ pub fn check_dscp_names(sc: &Scenario, root: &KeyPath) -> Result<()> {
 // ---------------------------------------------------------------------------------------
 // Conditioners
 
-fn meter(spec: &MeterSpec, path: &KeyPath) -> Result<Meter> {
-    let mode = |m: ColorModeSpec| match m {
-        ColorModeSpec::Blind => ColorMode::Blind,
-        ColorModeSpec::Aware => ColorMode::Aware,
-    };
-    let positive_window = |w: Duration| -> Result<()> {
-        if w == Duration::ZERO {
-            return err(
-                path.key("window"),
-                quoted("0s"),
-                "the TSW window must be longer than 0s",
-            );
-        }
-        Ok(())
-    };
-    Ok(match spec {
-        MeterSpec::TokenBucket(TokenBucketSpec { rate, depth }) => {
-            if depth.0 == 0 {
-                return err(
-                    path.key("depth"),
-                    quoted(&depth.to_string()),
-                    "the bucket depth must be greater than 0B (a packet larger than the depth is never green)",
-                );
-            }
-            Meter::TokenBucket(TokenBucket::new(*rate, *depth))
-        }
-        MeterSpec::Tsw(TswSpec {
-            target,
-            window,
-            pout,
-            avg_rate,
-        }) => {
-            check_rate(*target, path.key("target"))?;
-            positive_window(*window)?;
-            let divisor = match pout {
-                PoutSpec::Target => PoutDivisor::Target,
-                PoutSpec::AvgRate => PoutDivisor::AvgRate,
-            };
-            // Seed 002's appendix starts the estimate at 0.
-            let start = avg_rate.unwrap_or(Rate(0));
-            Meter::Tsw(Tsw::new(*target, *window).dividing_by(divisor).starting_at(start))
-        }
-        MeterSpec::Tsw3(Tsw3Spec {
-            committed,
-            peak,
-            window,
-            avg_rate,
-        }) => {
-            check_rate(*committed, path.key("committed"))?;
-            if peak < committed {
-                return err(
-                    path.key("peak"),
-                    quoted(&peak.to_string()),
-                    format!("the peak target rate must be at least the committed one ({committed})"),
-                );
-            }
-            positive_window(*window)?;
-            // RFC 2859 section 4.1: AVG_RATE = CTR unless told otherwise.
-            Meter::Tsw3(Tsw3::new(*committed, *peak, *window).starting_at(avg_rate.unwrap_or(*committed)))
-        }
-        MeterSpec::Srtcm(SrtcmSpec { cir, cbs, ebs, mode: m }) => {
-            // RFC 2697 section 2: "The CBS and EBS must be configured so that at least one
-            // of them is larger than 0."
-            if cbs.0 == 0 && ebs.0 == 0 {
-                return err(
-                    path.key("cbs"),
-                    quoted(&cbs.to_string()),
-                    "at least one of CBS and EBS must be larger than 0 (RFC 2697 section 2)",
-                );
-            }
-            Meter::Srtcm(Srtcm::new(*cir, *cbs, *ebs, mode(*m)))
-        }
-        MeterSpec::Trtcm(TrtcmSpec {
-            cir,
-            cbs,
-            pir,
-            pbs,
-            mode: m,
-        }) => {
-            // RFC 2698 section 2: "The PIR must be equal to or greater than the CIR" and
-            // "The PBS and the CBS ... must be configured to be greater than 0".
-            if pir < cir {
-                return err(
-                    path.key("pir"),
-                    quoted(&pir.to_string()),
-                    format!("the PIR must be equal to or greater than the CIR ({cir}) (RFC 2698 section 2)"),
-                );
-            }
-            for (b, key) in [(cbs, "cbs"), (pbs, "pbs")] {
-                if b.0 == 0 {
-                    return err(
-                        path.key(key),
-                        quoted(&b.to_string()),
-                        "CBS and PBS must be greater than 0 (RFC 2698 section 2)",
-                    );
-                }
-            }
-            Meter::Trtcm(Trtcm::new(*cir, *cbs, *pir, *pbs, mode(*m)))
-        }
-    })
-}
-
-/// A shaper whose output link runs at `line_rate` (None: no link, trace replay), in the
-/// conditioner at `cond` with `meter`.
-fn shaper(spec: &ShaperSpec, line_rate: Option<Rate>, meter: Option<&Meter>, cond: &KeyPath) -> Result<Shaper> {
-    let path = &cond.key("shaper");
-    if let Some(ras) = super::build_ras::ras_shaper(spec, line_rate, meter, path, &cond.key("meter"))? {
-        return Ok(Shaper::Ras(ras));
-    }
-    Ok(match spec {
-        ShaperSpec::TokenBucket(TbShaperSpec { rate, depth, limit }) => {
-            check_rate(*rate, path.key("rate"))?;
-            if depth.0 == 0 {
-                return err(
-                    path.key("depth"),
-                    quoted(&depth.to_string()),
-                    "the shaper's bucket must hold at least one packet (depth > 0B)",
-                );
-            }
-            check_limit(*limit, path.key("limit"))?;
-            Shaper::TokenBucket(TbShaper::new(*rate, *depth, *limit))
-        }
-        _ => unreachable!("rate adaptive shapers are built above"),
-    })
-}
-
 /// The line rate of a conditioner's output: the slowest of its egress ports; at an
 /// ingress (before the route lookup) the fastest link the node can send on.
 fn line_rate(chains: &[ChainRef], node: NodeId, net: &Network) -> Rate {
@@ -252,15 +121,6 @@ fn line_rate(chains: &[ChainRef], node: NodeId, net: &Network) -> Rate {
             .map(|&p| rate(p))
             .max()
             .unwrap_or(Rate(0)),
-    }
-}
-
-fn action(spec: Option<ActionSpec>) -> Action {
-    match spec {
-        None | Some(ActionSpec::Pass) => Action::Pass,
-        Some(ActionSpec::Drop) => Action::Drop(DropCause::Policer),
-        Some(ActionSpec::Mark(d)) => Action::Mark(d),
-        Some(ActionSpec::Demote(d)) => Action::Demote(d),
     }
 }
 
@@ -451,26 +311,6 @@ pub fn build_conditioners(
     Ok(out)
 }
 
-fn ef_policer_parts(spec: &EfPolicerSpec, path: &KeyPath) -> Result<(Match, Meter, [Action; 3])> {
-    // RFC 2598 section 3: no negotiated rate means rate 0, "i.e., drop all EF marked
-    // packets": a burst allowance would let some through.
-    if spec.rate.0 == 0 && spec.burst.0 > 0 {
-        return err(
-            path.key("burst"),
-            quoted(&spec.burst.to_string()),
-            "with no negotiated EF rate (rate = 0) every EF packet is dropped (RFC 2598 section 3); the burst must be 0",
-        );
-    }
-    if spec.rate.0 > 0 && spec.burst.0 == 0 {
-        return err(
-            path.key("burst"),
-            quoted("0B"),
-            "a negotiated EF rate needs a burst of at least one packet (the largest EF packet)",
-        );
-    }
-    Ok(ef_policer(spec.rate, spec.burst))
-}
-
 /// A conditioner's block without its placement: match, meter, actions per colour, shaper.
 pub struct BlockParts {
     pub matcher: Match,
@@ -506,7 +346,7 @@ pub fn block_parts(
                 );
             }
         }
-        let (m, meter_state, actions) = ef_policer_parts(ef, &path.key("ef_policer"))?;
+        let (m, meter_state, actions) = ef.parts(&path.key("ef_policer"))?;
         let mut m2 = matcher(&spec.matcher, Some(Dscp::EF), None, nodes, flows, &path.key("match"))?;
         if spec.matcher.dscp.is_none() {
             m2.dscp = m.dscp;
@@ -519,7 +359,7 @@ pub fn block_parts(
                 format!("conditioner \"{name}\" needs a meter, a shaper, or an ef_policer"),
             );
         }
-        let meter_state = spec.meter.as_ref().map(|m| meter(m, &path.key("meter"))).transpose()?;
+        let meter_state = spec.meter.as_ref().map(|m| m.meter(&path.key("meter"))).transpose()?;
         let colors: &[Color] = meter_state.as_ref().map_or(&[], |m| m.colors());
         for (a, key, c) in [
             (&spec.green, "green", Color::Green),
@@ -535,11 +375,11 @@ pub fn block_parts(
                 return err_at(path.key(key), why);
             }
         }
-        let actions = [action(spec.green), action(spec.yellow), action(spec.red)];
+        let actions = [spec.green, spec.yellow, spec.red].map(ActionSpec::action);
         let shaper_state = spec
             .shaper
             .as_ref()
-            .map(|s| shaper(s, line_rate, meter_state.as_ref(), path))
+            .map(|s| s.shaper(line_rate, meter_state.as_ref(), &path.key("shaper"), &path.key("meter")))
             .transpose()?;
         let m = matcher(
             &spec.matcher,
@@ -603,11 +443,12 @@ pub fn block_states(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conditioner::MeterSpec;
 
     /// The initial estimate of a TSW meter read from its scenario table (bytes/s).
     fn initial_estimate(table: &str) -> f64 {
         let spec: MeterSpec = crate::scenario::deserialize_value(table).expect("a valid meter table");
-        match meter(&spec, &KeyPath::root()).expect("builds") {
+        match spec.meter(&KeyPath::root()).expect("builds") {
             Meter::Tsw(t) => t.estimator.avg_rate,
             Meter::Tsw3(t) => t.estimator.avg_rate,
             _ => unreachable!("a TSW meter"),
