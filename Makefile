@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test build lint lint-rust lint-python test-rust test-python bench bench-peers bench-cc dist guide clean
+.PHONY: run test build lint lint-rust lint-python test-rust test-python bench bench-peers bench-cc dist guide fuzz clean
 
 run: build
 	$(BIN)/dsim reproduce --out results
@@ -70,6 +70,17 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip "maturin>=1.7,<2"
 	touch $(STAMP)
+
+# The longer fuzz campaign (docs/limits.md): the Rust target for the TOML-to-simulation path
+# (crates/dsim-core/tests/hostile.rs) with FUZZ_RUST_CASES mutated scenarios, then the Python
+# strategies (tests/fuzz_campaign.py) with FUZZ_CASES cases each, every case in a child
+# process under limits; prints the counts per category and outcome. `make test` runs a few
+# hundred of each.
+FUZZ_RUST_CASES ?= 50000
+FUZZ_CASES      ?= 2000
+fuzz: build
+	PROPTEST_CASES=$(FUZZ_RUST_CASES) cargo test --release -p dsim-core --test hostile mutated
+	$(BIN)/python tests/fuzz_campaign.py --cases $(FUZZ_CASES)
 
 bench: build
 	cargo bench -p dsim-core --bench event_loop

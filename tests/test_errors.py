@@ -38,7 +38,7 @@ MISTAKES = [
     ("stop-before-start", ('name = "f"', 'name = "f"\nstart = "5s"\nstop = "2s"'), ("flow[0].stop", "0s"), "flow[0].stop", '"2s"', "after start"),
     ("loss-one", ('delay = "1ms"', 'delay = "1ms"\nloss = 1.0'), ("link[0].loss", 1.0), "link[0].loss", "1.0", "below 1"),
     ("duplicate-flow", ('name = "p"', 'name = "f"'), ("flow[1].name", "f"), "flow[1].name", '"f"', "already exists"),
-    ("too-many-flows", ('name = "f"', 'name = "f"\ncount = 2000000'), ("flow[0].count", 2000000), "flow[0].count", "2000000", "at most 1000000 flows"),
+    ("too-many-flows", ('name = "f"', 'name = "f"\ncount = 2000000'), ("flow[0].count", 2000000), "flow[0].count", "2000000", "at most 20,000 (raise it with --max-flows N"),
 ]
 
 

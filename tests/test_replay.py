@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import shutil
 import subprocess
 import sys
@@ -42,7 +41,7 @@ def test_bursty_trace_by_hand() -> None:
         {"time": 10, "size": 1000, "flow": "f"},
     ]
     out = dsim.replay(FIFO, trace, rate="8Mbps", time_unit="ms").set_index("flow")
-    ms = lambda col: [None if math.isnan(v) else v / 1e6 for v in out[col]]  # noqa: E731
+    ms = lambda col: [None if v is pd.NA else v / 1e6 for v in out[col]]  # noqa: E731
     assert ms("depart_ns") == [0, 1, 1.5, None, 2.5, 10]
     assert ms("tx_end_ns") == [1, 1.5, 2.5, None, 3, 11]
     assert list(out["drop_cause"]) == ["", "", "", "overflow", "", ""]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _dsim
 from .errors import DsimError, ScenarioError, SimulationError
+from .limits import set_limits
 from .scenario import (
     ABE_GREEN_DSCP,
     Scenario,
@@ -175,6 +176,7 @@ __all__ = [
     "replication_seed",
     "rio",
     "run",
+    "set_limits",
     "srras",
     "srtcm",
     "sweep",

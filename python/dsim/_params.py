@@ -934,15 +934,16 @@ def match(
     dscp: list[str | int] | None = None,
     direction: str | None = None,
 ) -> dict[str, Any]:
-    """Which packets a conditioner conditions; every criterion given must hold.
+    """Which packets a conditioner conditions; every criterion given must hold. A list given
+    must not be empty: leave the key out to match every flow.
 
     Args:
         flow: Flow names, or `[[flow]]` names (all the flows of a `count` group). [a list of
-            a text; default []]
-        src: Source hosts. [a list of a text; default []]
-        dst: Destination hosts. [a list of a text; default []]
+            a text; not empty]
+        src: Source hosts. [a list of a text; not empty]
+        dst: Destination hosts. [a list of a text; not empty]
         dscp: Codepoints the packet carries when it reaches the block. [a list of a
-            codepoint (a name such as "AF11" or a number 0-63); default []]
+            codepoint (a name such as "AF11" or a number 0-63); not empty]
         direction: Default: forward (any for an EF policer). [one of "forward", "reverse",
             "any"]
 

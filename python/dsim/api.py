@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from . import _dsim
-from .errors import MAX_REPLICATIONS, DsimError, ScenarioError, SimulationError, check_integer
+from .errors import MAX_REPLICATIONS, DsimError, ScenarioError, SimulationError, check_integer, shorten
 from .executors import Task, TaskResult, make_executor
 from .progress import Monitor
 from .results import Results
@@ -163,6 +163,9 @@ def derive_seed(seed: int, coords: list[int]) -> int:
     """The seed of the task with coordinates `coords` under the base seed `seed`:
     ``[replication]`` in a run, ``[point, replication]`` in a sweep."""
     check_integer("seed", seed, 0)
+    if not isinstance(coords, list | tuple):
+        rule = "a list of task coordinates, such as [point, replication]"
+        raise ScenarioError(f"coords = {shorten(coords)}: {rule}", "coords", shorten(coords), rule)
     for i, c in enumerate(coords):
         check_integer(f"coords[{i}]", c, 0)
     return _dsim.derive_seed(seed, list(coords))

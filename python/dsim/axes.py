@@ -33,19 +33,50 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import (
+    ROUND_FLOOR,
+    Context,
+    Decimal,
+    DecimalException,
+    DivisionByZero,
+    InvalidOperation,
+    Overflow,
+    Underflow,
+    localcontext,
+)
 from typing import Any
 
 from . import _dsim
-from .errors import MAX_REPLICATIONS, ScenarioError, check_integer
+from .errors import MAX_REPLICATIONS, ScenarioError, check_integer, shorten
 from .scenario import _PATH_PART, Scenario, load_scenario
 
 __all__ = ["MODES", "Axis", "Design", "Point", "design_for", "parse_axes", "parse_cli_axis"]
 
 MODES = ("cartesian", "zip")
-#: Most values one axis, and most points one sweep, may have (a guard against a typo in a
-#: range step making millions of runs).
-MAX_POINTS = 100_000
+
+
+def max_points() -> int:
+    """Most values one axis, and most points one sweep, may have: the `points` limit
+    (docs/limits.md; a guard against a typo in a range step making millions of runs).
+    Checked from the counts, before a value is made."""
+    from .limits import current
+
+    return current()["points"]
+
+
+def _too_many(key: str, value: Any, count: Any) -> ScenarioError:
+    from .limits import how_to_raise
+
+    rule = f"a sweep has at most {max_points():,} points ({how_to_raise('points')})"
+    return _axis_error(key, value, f"{_count_text(count)} values: {rule}")
+
+
+def _count_text(n: Any) -> str:
+    """A count that may be astronomically large (a Decimal or an int of thousands of
+    digits), written so that formatting it cannot fail."""
+    if isinstance(n, Decimal):
+        return f"{n:,.0f}" if n.adjusted() < 30 else f"about {n:.3E}"
+    return f"{n:,}" if n.bit_length() < 100 else f"about 10^{int(n.bit_length() * 0.30103)}"
 
 _KEY_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*(\[\d+\])*(\.[A-Za-z_][A-Za-z0-9_-]*(\[\d+\])*)*$")
 _CLI_RANGE = re.compile(r"^\s*([-+]?[0-9.eE+-]+)\s*:\s*([-+]?[0-9.eE+-]+)\s*:\s*([-+]?[0-9.eE+-]+)\s*([A-Za-z%/]*)\s*$")
@@ -60,16 +91,21 @@ def _inside(inner: str, outer: str) -> bool:
 
 def _axis_error(key: str, value: Any, rule: str) -> ScenarioError:
     shown = _show(value)
+    key = shorten(key).strip("'\"")
     return ScenarioError(f"sweep axis {key!r} = {shown}: {rule}", f"sweep.{key}" if key else "sweep", shown, rule)
 
 
 def _show(value: Any) -> str:
-    if isinstance(value, str):
-        return json.dumps(value)
+    """A value as TOML would write it, shortened to one line of bounded length (a value of
+    thousands of characters, or an integer too long for `str`, never breaks the message)."""
     try:
-        return json.dumps(value, separators=(", ", " = ")) if isinstance(value, dict) else json.dumps(value)
-    except TypeError:
-        return repr(value)
+        if isinstance(value, str):
+            text = json.dumps(value)
+        else:
+            text = json.dumps(value, separators=(", ", " = ")) if isinstance(value, dict) else json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return shorten(value)
+    return text if len(text) <= 60 else shorten(value)
 
 
 @dataclass(frozen=True)
@@ -133,8 +169,10 @@ class Design:
             if len(set(lengths.values())) > 1:
                 detail = ", ".join(f"{k} has {n}" for k, n in lengths.items())
                 raise ScenarioError(f"sweep: zipped axes must have as many values each ({detail})", "sweep.mode", "zip", "zipped axes have the same length")
-        if self.size() > MAX_POINTS:
-            raise ScenarioError(f"sweep: {self.size()} points is more than {MAX_POINTS}", "sweep", str(self.size()), f"at most {MAX_POINTS} points")
+        if self.size() > max_points():
+            from .limits import exceeded
+
+            raise exceeded("sweep", f"{_count_text(self.size())} points", "a sweep has", "points")
         for inner in self.axes:
             for outer in self.axes:
                 if _inside(inner.key, outer.key):
@@ -148,7 +186,9 @@ class Design:
 
 
 def _check_value(key: str, value: Any) -> Any:
-    """A value an axis may take: a TOML value (no datetimes, no None)."""
+    """A value an axis may take: a TOML value (no datetimes, no None; integers of 64 bits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        raise _axis_error(key, value, "an integer lies in -9223372036854775808..9223372036854775807 (TOML integers are 64-bit)")
     if isinstance(value, bool | int | float | str):
         return value
     if isinstance(value, list):
@@ -158,24 +198,41 @@ def _check_value(key: str, value: Any) -> Any:
     raise _axis_error(key, value, "an axis value is a TOML value: a string, a number, a boolean, an array or a table")
 
 
+#: The decimal arithmetic of ranges: exact for any bound a user writes (28 digits), and
+#: every exceptional condition (an overflow, a result too small, an invalid operation) an
+#: error rather than an infinity or a silent zero.
+_RANGE_CONTEXT = Context(prec=40, Emax=999_999, Emin=-999_999, traps=[InvalidOperation, Overflow, DivisionByZero, Underflow])
+#: Bounds and steps have at most this many significant digits and exponents within this
+#: magnitude: a 5,000-digit number is a typo, and its arithmetic would be slow or overflow.
+_RANGE_DIGITS, _RANGE_EXPONENT = 30, 300
+
+
 def _decimal(key: str, spec: Any, x: Any) -> Decimal:
+    rule = "range = [start, stop, step] takes three numbers"
     if isinstance(x, bool) or not isinstance(x, int | float | str):
-        raise _axis_error(key, spec, "range = [start, stop, step] takes three numbers")
+        raise _axis_error(key, spec, rule)
+    if isinstance(x, int) and x.bit_length() > 100:
+        raise _axis_error(key, spec, f"{rule} of at most {_RANGE_DIGITS} digits")
+    if isinstance(x, str) and len(x) > 2 * _RANGE_DIGITS:
+        raise _axis_error(key, spec, f"{rule} of at most {_RANGE_DIGITS} digits")
     try:
-        d = Decimal(str(x))
-    except InvalidOperation:
-        raise _axis_error(key, spec, "range = [start, stop, step] takes three numbers") from None
+        d = Decimal(str(x).strip())
+    except (InvalidOperation, ValueError):
+        raise _axis_error(key, spec, rule) from None
     if not d.is_finite():
         raise _axis_error(key, spec, "range bounds and step are finite numbers")
+    if len(d.as_tuple().digits) > _RANGE_DIGITS or (d != 0 and abs(d.adjusted()) > _RANGE_EXPONENT):
+        raise _axis_error(key, spec, f"{rule} of at most {_RANGE_DIGITS} digits, between 1e-{_RANGE_EXPONENT} and 1e{_RANGE_EXPONENT}")
     return d
 
 
 def expand_range(key: str, spec: dict[str, Any]) -> list[Any]:
     """The values of ``{ range = [start, stop, step], unit = "p" }``, stop included when it
-    lies on the grid."""
+    lies on the grid. The number of values is checked against the points limit before
+    any value is made."""
     unknown = set(spec) - {"range", "unit"}
     if unknown:
-        raise _axis_error(key, spec, f"a range axis has the keys range and unit, not {', '.join(sorted(unknown))}")
+        raise _axis_error(key, spec, f"a range axis has the keys range and unit, not {', '.join(sorted(map(str, unknown)))}")
     bounds = spec.get("range")
     if not isinstance(bounds, list) or len(bounds) != 3:
         raise _axis_error(key, spec, "range = [start, stop, step] takes three numbers")
@@ -183,12 +240,16 @@ def expand_range(key: str, spec: dict[str, Any]) -> list[Any]:
     unit = spec.get("unit", "")
     if not isinstance(unit, str):
         raise _axis_error(key, spec, 'unit is a string such as "p", "ms" or "Mbps"')
-    if step == 0 or (stop - start) * step < 0:
-        raise _axis_error(key, spec, "the step is not zero and goes from start towards stop")
-    n = int((stop - start) / step) + 1
-    if n > MAX_POINTS:
-        raise _axis_error(key, spec, f"the range has {n} values, more than {MAX_POINTS}")
-    values = [start + i * step for i in range(n)]
+    try:
+        with localcontext(_RANGE_CONTEXT):
+            if step == 0 or (stop - start) * step < 0:
+                raise _axis_error(key, spec, "the step is not zero and goes from start towards stop")
+            count = ((stop - start) / step).to_integral_value(rounding=ROUND_FLOOR) + 1
+            if count > max_points():
+                raise _too_many(key, spec, count)
+            values = [start + i * step for i in range(int(count))]
+    except DecimalException:
+        raise _axis_error(key, spec, "the range's arithmetic overflows: its bounds and step are too far apart") from None
     integral = all(isinstance(x, int) for x in bounds)
     out: list[Any] = []
     for v in values:
@@ -216,13 +277,19 @@ def _axis(key: str, value: Any) -> Axis:
     return Axis(key, tuple(values))
 
 
-def _flatten(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+#: Parts of an axis's key path (the deepest scenario key has 8).
+_DEEPEST_KEY = 32
+
+
+def _flatten(table: dict[str, Any], prefix: str = "", depth: int = 0) -> list[tuple[str, Any]]:
     """Axes of a [sweep] table; an unquoted dotted key (duration.x = [...]) arrives nested."""
+    if depth > _DEEPEST_KEY:
+        raise _axis_error(prefix, "...", f"a key path has at most {_DEEPEST_KEY} parts")
     out = []
     for k, v in table.items():
-        key = f"{prefix}.{k}" if prefix else k
+        key = f"{prefix}.{k}" if prefix else str(k)
         if isinstance(v, dict) and "range" not in v:
-            out.extend(_flatten(v, key))
+            out.extend(_flatten(v, key, depth + 1))
         else:
             out.append((key, v))
     return out
@@ -269,13 +336,24 @@ def _split_values(text: str) -> list[str]:
 
 def _cli_value(text: str) -> Any:
     """A value written on the command line: a TOML value if it reads as one (10, 0.5, true,
-    "x", {type = "droptail", limit = "20p"}), otherwise the text itself (1Mbps, 20p)."""
-    import tomllib
+    "x", {type = "droptail", limit = "20p"}), otherwise the text itself (1Mbps, 20p). A
+    value beyond the limits (an integer beyond 64 bits, nesting too deep) is an error."""
+    from .scenario import load_toml
 
     try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text
+        return load_toml(f"v = {text}")["v"]
+    except ScenarioError as e:
+        if "not valid TOML" in e.rule:
+            return text
+        raise ScenarioError(f"--set {shorten(text)}: {e.rule}", "sweep", shorten(text), e.rule) from None
+
+
+def _cli_number(text: str) -> int | str:
+    """A bound or step of a command-line range: an integer as an int (a range of integers
+    gives integers), anything else as written, for the exact decimal reading of the range
+    (through TOML, 1e-9999 would read as 0.0)."""
+    text = text.strip()
+    return int(text) if re.fullmatch(r"[-+]?[0-9]{1,30}", text) else text
 
 
 def parse_cli_axis(text: str) -> Axis:
@@ -287,7 +365,7 @@ def parse_cli_axis(text: str) -> Axis:
     m = _CLI_RANGE.match(rest)
     if m:
         start, stop, step, unit = m.groups()
-        nums = [_cli_value(x) for x in (start, stop, step)]
+        nums = [_cli_number(x) for x in (start, stop, step)]
         return _axis(key, {"range": nums, **({"unit": unit} if unit else {})})
     values = _split_values(rest)
     if values == [""]:
@@ -368,9 +446,12 @@ def check_points(base: Scenario, design: Design) -> tuple[list[Point], dict[int,
 
     Raises ScenarioError for an axis whose key does not exist (checked on the first point
     that uses each axis), before anything runs."""
+    from .limits import limits_json
+
     points = design.points()
     values = {a.key: list(a.values) for a in design.axes}
     refused: dict[int, str] = {}
+    limits = limits_json()
     for p in points:
         try:
             toml = point_scenario(base, p).to_toml()
@@ -378,7 +459,7 @@ def check_points(base: Scenario, design: Design) -> tuple[list[Point], dict[int,
             key = next((k for k in p.values if k.startswith(e.path) or e.path.startswith(k)), e.path)
             raise _axis_error(key, values.get(key), f"no such key in the scenario ({e.path}: {e.rule})") from None
         try:
-            _dsim.validate(toml)
+            _dsim.validate(toml, limits)
         except ScenarioError as e:
             for key in p.values:
                 if _unknown_key(e, key):

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from .errors import DsimError, ScenarioError
+from .errors import DsimError, ScenarioError, shorten
 from .plot import KINDS as PLOT_KINDS
 
 if TYPE_CHECKING:
@@ -82,29 +82,71 @@ def _table(title: str, columns: list[str], left: tuple[str, ...] = ()) -> Any:
 
 def _err(msg: str) -> int:
     # Plain text, red on a terminal: `[sweep]` or `dsim[dask]` in a message is not markup.
+    # One line, whatever a file name or a value quoted in it holds (a newline, a control
+    # character: escaped).
     head = "\033[1;31mdsim: error:\033[0m" if sys.stderr.isatty() else "dsim: error:"
+    msg = "".join(c if c.isprintable() else repr(c)[1:-1] for c in msg)
     print(f"{head} {msg}", file=sys.stderr)
     return EXIT_USAGE
 
 
-def _positive_int(text: str) -> int:
+def _integer(text: str, base: int = 10) -> int:
+    """A flag's integer; at most 20 digits (a 64-bit number), so that neither the parse nor
+    the message about it meets Python's limit on digits."""
+    digits = text.strip().lstrip("+-")
+    if len(digits) > 22:
+        raise argparse.ArgumentTypeError(f"{shorten(text)} is not a 64-bit integer")
     try:
-        v = int(text)
+        return int(text, base)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        raise argparse.ArgumentTypeError(f"{shorten(text)} is not an integer") from None
+
+
+def _positive_int(text: str) -> int:
+    v = _integer(text)
     if v < 1:
         raise argparse.ArgumentTypeError(f"{text} must be at least 1")
     return v
 
 
 def _seed(text: str) -> int:
-    try:
-        v = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    v = _integer(text, 0)
     if not 0 <= v < 2**64:
         raise argparse.ArgumentTypeError(f"{text} must lie in [0, 2^64)")
     return v
+
+
+#: The limits a flag raises (docs/limits.md); the others through DSIM_MAX_* or set_limits.
+LIMIT_FLAGS = ("flows", "nodes", "links", "points")
+
+
+def _limit_args(p: argparse.ArgumentParser) -> None:
+    for name in LIMIT_FLAGS:
+        p.add_argument(
+            f"--max-{name}", type=_positive_int, metavar="N", dest=f"max_{name}",
+            help=f"most {name} a scenario may have (default from DSIM_MAX_{name.upper()}, else dsim's; docs/limits.md)",
+        )
+
+
+def _apply_limits(args: argparse.Namespace) -> None:
+    from .limits import set_limits
+
+    given = {name: getattr(args, f"max_{name}", None) for name in LIMIT_FLAGS}
+    set_limits(**{k: v for k, v in given.items() if v is not None})
+
+
+def _estimate_text(estimate: dict[str, int] | None) -> str:
+    """The core's estimate of one run, in words: 'about 1.2 M events and 35 MB'."""
+    if not estimate:
+        return ""
+    return f"about {_si(estimate['events'])} events and {_si(estimate['memory_bytes'], 'B')}"
+
+
+def _si(n: int, unit: str = "") -> str:
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if n >= scale:
+            return f"{n / scale:.1f} {prefix}{unit}"
+    return f"{n} {unit}".rstrip()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -133,6 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=_seed, help="base seed (default: the scenario's)")
     r.add_argument("--replications", "-r", type=_positive_int, help="replications (default: the scenario's)")
     _executor_args(r)
+    _limit_args(r)
     r.add_argument("--out", "-o", type=Path, help="folder for the tables, summary.json and pcap captures (default: results/<scenario name>)")
     r.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="table format (default: parquet)")
     r.add_argument("--all", action="store_true", help="print every flow and every port with traffic (default: a summary; the tables always hold every row)")
@@ -174,9 +217,11 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--out", "-o", type=Path, help="result store folder (default: results/<scenario name>-sweep)")
     sw.add_argument("--new", action="store_true", help="replace a store that holds another sweep")
     _executor_args(sw)
+    _limit_args(sw)
 
     v = sub.add_parser("validate", help="check scenario files without running them")
     v.add_argument("files", nargs="+", help="scenario files (TOML)")
+    _limit_args(v)
 
     rp = sub.add_parser("replay", help="run one mechanism over a packet trace (CSV or pcap)")
     rp.add_argument("config", help="the mechanism's table as in a scenario file (TOML), e.g. type = \"droptail\"")
@@ -263,6 +308,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     record = None if args.record is None else True if args.record == RECORD_ALL else args.record
     con = _console()
     out = _out_dir(args.out, sc.name)
+    con.print(f"{sc.name}: one replication is {_estimate_text(sc.estimate)} (estimated)", soft_wrap=True, highlight=False)
     started = time.perf_counter()
     with _executor(args) as ex:
         res = run(
@@ -480,13 +526,15 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .axes import parse_cli_axis
+    from .axes import design_for, parse_cli_axis
     from .scenario import Scenario
-    from .sweep import SweepInterrupted, load, run_sweep
 
     sc = Scenario.from_toml(Path(args.file))
     axes = [parse_cli_axis(a) for a in args.axes]
+    design_for(sc, axes, "zip" if args.zip else None)  # bad axes refused before pandas loads
     out = _out_dir(args.out, sc.name, "-sweep")
+    from .sweep import SweepInterrupted, load, run_sweep
+
     con = _console()
 
     def started(report: SweepReport, ex: Executor) -> None:
@@ -496,6 +544,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             + (f"; {report.reused} task(s) already done" if report.reused else ""),
             soft_wrap=True,
         )
+        if report.recovered is not None:
+            con.print(
+                f"[yellow]{out}/manifest.json was damaged ({escape(report.recovered)}): rebuilt from the task files, "
+                f"{report.reused} verified and kept[/]", soft_wrap=True,
+            )
         for point, rep, why in report.redone:
             con.print(f"[yellow]redoing point {point} replication {rep}: its file is not usable ({escape(why)})[/]", soft_wrap=True)
         if report.refused:
@@ -566,14 +619,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
             _err(str(e))
             failed += 1
             continue
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as e:  # the next files still get checked
+        except OSError as e:  # the next files still get checked
             _err(f"{e.strerror}: {e.filename}")
             failed += 1
             continue
         d = sc.data
         nodes = len(d.get("nodes", {}).get("hosts", [])) + len(d.get("nodes", {}).get("routers", []))
         flows = sum(int(fl.get("count", 1)) for fl in d.get("flow", []))
-        line = f"ok: {f} ({nodes} nodes, {len(d.get('link', []))} links, {flows} flows, hash {sc.hash()})"
+        line = f"ok: {f} ({nodes} nodes, {len(d.get('link', []))} links, {flows} flows, hash {sc.hash()}); one run: {_estimate_text(sc.estimate)}"
         if "sweep" in d:
             from .axes import prepare
 
@@ -727,9 +780,10 @@ def main(argv: list[str] | None = None) -> int:
         build_parser().print_help()
         return EXIT_USAGE
     try:
+        _apply_limits(args)
         return handlers[args.command](args)
-    except (ScenarioError, FileNotFoundError, IsADirectoryError, NotADirectoryError, FileExistsError, PermissionError) as e:
-        return _err(str(e) if isinstance(e, ScenarioError) else f"{e.strerror}: {e.filename}")
+    except ScenarioError as e:
+        return _err(str(e))
     except KeyboardInterrupt:
         _err("interrupted")
         return EXIT_INTERRUPTED
@@ -739,6 +793,9 @@ def main(argv: list[str] | None = None) -> int:
         # SIGPIPE"): point stdout at /dev/null so the flush at exit does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
+    except OSError as e:  # a file missing, unreadable or unwritable, a name too long, a full disk
+        where = e.filename if e.filename is not None else ""
+        return _err(f"{e.strerror or e}: {where}" if where else str(e.strerror or e))
     except DsimError as e:
         return _err(str(e))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class DsimError(Exception):
     """Base class of dsim's own errors."""
@@ -42,8 +44,32 @@ class ScenarioError(DsimError, ValueError):
         return ScenarioError(str(self).removeprefix(f"line {self.line}: "), self.path, self.value, self.rule, None, self.file)
 
     def in_file(self, file: str) -> ScenarioError:
-        """The same error, its message prefixed with the file name."""
+        """The same error, its message prefixed with the file name (unless it names it
+        already)."""
+        if self.file == file:
+            return self
         return ScenarioError(f"{file}: {self}", self.path, self.value, self.rule, self.line, file)
+
+
+#: Characters of a value an error message shows (the core's `shorten`).
+_SHOWN_CHARS = 60
+
+
+def shorten(value: Any) -> str:
+    """`value` as an error message shows it: a value of thousands of characters (a
+    5,000-digit number, a long list) by its beginning and its length, so that the message
+    stays one line. Never fails (an integer too long for `str` included)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        digits = int(value.bit_length() * 0.30103) + 1
+        return f"{'-' if value < 0 else ''}an integer of about {digits:,} digits"
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        text = f"a {type(value).__name__}"
+    text = " ".join(text.split())
+    if len(text) > _SHOWN_CHARS:
+        return f"{text[: _SHOWN_CHARS // 2]}... ({len(text):,} characters)"
+    return text
 
 
 #: Replications of one run or sweep point: each is a task of its own, held in memory.
@@ -55,7 +81,7 @@ def check_integer(name: str, value: object, low: int, high: int = 2**64 - 1) -> 
     `high` (by default 2^64 - 1: seeds are 64-bit)."""
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
         rule = f"must be an integer from {low} to {'2^64 - 1' if high == 2**64 - 1 else f'{high:,}'}"
-        raise ScenarioError(f"{name} = {value!r}: {rule}", name, repr(value), rule)
+        raise ScenarioError(f"{name} = {shorten(value)}: {rule}", name, shorten(value), rule)
 
 
 class SimulationError(DsimError, RuntimeError):

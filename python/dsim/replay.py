@@ -14,7 +14,10 @@ its input columns, the colour, DSCP and ECN field on the way out (`ecn_out`; `ma
 a RED, MRED or DSD with `ecn = true` marked it CE instead of dropping it), whether and why
 it was dropped, when it left the mechanism (`depart_ns`: start of transmission for a
 queue, release for a shaper, arrival for a meter) and, for a queue, the end of its
-transmission (`tx_end_ns`); NaN when dropped. With `series=True`, a queue's state just
+transmission (`tx_end_ns`); null (<NA>) when dropped. Times are whole nanoseconds from
+end to end, never a float64 (an epoch time in ns keeps its last digit): a `time` in us, ms
+or s is rounded to the nearest ns, and a time beyond 2^64 - 1 ns, a negative or fractional
+size, or a time that decreases is refused naming its row. With `series=True`, a queue's state just
 after each arrival is added: `avg` (the RED / MRED average that judged the packet, in
 `avg_unit`, pkts or bytes), for DSD `g`, `penalty`, `loss_blue`, `loss_green`,
 `wait_blue_ms`, `wait_green_ms` (its control loop's last estimates), and for CoDel, PIE and
@@ -25,82 +28,165 @@ network (docs/ties.md).
 
 from __future__ import annotations
 
+import io
 import math
 import os
-import tomllib
+import warnings
 from collections.abc import Iterable, Mapping
+from decimal import ROUND_HALF_EVEN, Context, Decimal, InvalidOperation, localcontext
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import tomli_w
 
 from . import _dsim
-from .errors import ScenarioError
+from .errors import ScenarioError, check_integer, shorten
+from .scenario import load_toml
 
 _TIME_SCALE = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+#: The largest time dsim holds: 2^64 - 1 ns (584 years).
+U64_MAX = 2**64 - 1
+#: The largest packet: sizes are 32-bit.
+MAX_SIZE = 2**32 - 1
+#: Exact decimal arithmetic for times and sizes (no float64 on the way: an epoch time in
+#: ns has 19 digits, a float64 keeps 15 to 17).
+_EXACT = Context(prec=80, Emax=999_999, Emin=-999_999)
 
 
 def _config_text(config: Mapping[str, Any] | str | os.PathLike[str]) -> str:
+    from .scenario import _read_text, _unwritable
+
     if isinstance(config, Mapping):
-        return tomli_w.dumps(dict(config))
+        found = _unwritable(dict(config))
+        if found is None:
+            try:
+                return tomli_w.dumps(dict(config))
+            except (TypeError, ValueError):
+                found = ("", config)
+        path, value = found
+        rule = "a value is a string (with its unit), a 64-bit integer, a number, a boolean, a list or a table"
+        raise ScenarioError(f"config.{path} = {shorten(value)}: {rule}", f"config.{path}", shorten(value), rule)
     if isinstance(config, os.PathLike) or (isinstance(config, str) and "\n" not in config and config.endswith(".toml")):
-        return Path(config).read_text()
-    return str(config)
+        return _read_text(Path(config), "a mechanism's configuration file")
+    if not isinstance(config, str):
+        rule = "a mechanism's table as a dict, its TOML text or a .toml file"
+        raise ScenarioError(f"config = {shorten(config)}: expected {rule}", "config", shorten(config), rule)
+    return config
 
 
 def _frame(arrivals: pd.DataFrame | Iterable[Mapping[str, Any]]) -> pd.DataFrame:
-    df = arrivals if isinstance(arrivals, pd.DataFrame) else pd.DataFrame.from_records(list(arrivals))
-    return df.reset_index(drop=True)
+    if isinstance(arrivals, pd.DataFrame):
+        return arrivals.reset_index(drop=True)
+    rule = "a DataFrame, or an iterable of records (dicts) with the columns of a trace"
+    if isinstance(arrivals, str | bytes | Mapping) or not isinstance(arrivals, Iterable):
+        raise ScenarioError(f"arrivals = {shorten(arrivals)}: expected {rule}", "arrivals", shorten(arrivals), rule)
+    records = list(arrivals)
+    for i, r in enumerate(records):
+        if not isinstance(r, Mapping):
+            raise ScenarioError(f"trace[{i}] = {shorten(r)}: expected {rule}", f"trace[{i}]", shorten(r), rule)
+    return pd.DataFrame.from_records(records).reset_index(drop=True)
+
+
+def _exact(v: Any) -> Decimal | None:
+    """`v` as an exact decimal: an integer as it is, a float as the shortest decimal that
+    reads back as it, a text as written; None if it is not a finite number."""
+    if isinstance(v, bool | np.bool_):
+        return None
+    if isinstance(v, int | np.integer):
+        return Decimal(int(v))
+    if isinstance(v, float | np.floating):
+        return Decimal(repr(float(v))) if np.isfinite(v) else None
+    if isinstance(v, str):
+        text = v.strip().replace("_", "")
+        if not text or len(text) > 40:
+            return None
+        try:
+            d = Decimal(text)
+        except InvalidOperation:
+            return None
+        return d if d.is_finite() else None
+    return None
+
+
+def _whole(col: str, i: int, raw: Any, scale: int, rule: str, low: int, high: int, *, rounded: bool) -> int:
+    """Row `i`'s value `raw` times `scale`, as a whole number from `low` to `high`: rounded
+    to the nearest when `rounded` (a time in us to ns), else it must be whole already."""
+    d = _exact(raw)
+    with localcontext(_EXACT):
+        n = None if d is None else d * scale
+        if n is not None and rounded:
+            n = n.to_integral_value(rounding=ROUND_HALF_EVEN)
+        ok = n is not None and n == n.to_integral_value() and low <= n <= high
+    if not ok or n is None:
+        raise ScenarioError(f"trace[{i}].{col} = {shorten(raw)}: {rule}", f"trace[{i}].{col}", shorten(raw), rule)
+    return int(n)
+
+
+def _column_ints(df: pd.DataFrame, col: str, scale: int, rule: str, low: int, high: int, *, rounded: bool) -> np.ndarray:
+    """Column `col` times `scale` as exact unsigned integers; the first row out of
+    [low, high] (or not a number) is an error naming the row and the value."""
+    series = df[col]
+    if series.dtype.kind in "iu" and len(series):  # integers already: exact, checked at once
+        values = series.to_numpy()
+        bad = np.flatnonzero((values < low) | (values > high // scale))
+        if bad.size == 0:
+            return values.astype(np.uint64) * np.uint64(scale)
+    out = np.empty(len(series), dtype=np.uint64)
+    for i, raw in enumerate(series.tolist()):
+        out[i] = _whole(col, i, raw, scale, rule, low, high, rounded=rounded)
+    return out
 
 
 def _times_ns(df: pd.DataFrame, time_unit: str) -> np.ndarray:
+    """Arrival times in ns, exact: integers from end to end (a time of 1e20 ns, or 2e10 s,
+    is refused, not wrapped; an epoch time keeps its last digit)."""
     if "time_ns" in df.columns:
-        col, scale = "time_ns", 1
+        col, scale, unit = "time_ns", 1, "ns"
     elif "time" in df.columns:
-        if time_unit not in _TIME_SCALE:
-            raise ScenarioError(f"time_unit = {time_unit!r}: one of {', '.join(_TIME_SCALE)}", "time_unit", repr(time_unit), "unknown time unit")
-        col, scale = "time", _TIME_SCALE[time_unit]
+        col, scale, unit = "time", _TIME_SCALE[time_unit], time_unit
     else:
         raise ScenarioError("the trace needs a `time` (with time_unit) or `time_ns` column", "trace", None, "missing time column")
-    t: npt.NDArray[np.float64] = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float) * scale
-    bad = np.flatnonzero(~np.isfinite(t) | (t < 0))
-    if bad.size:
-        i = int(bad[0])
-        raise ScenarioError(f"trace[{i}].{col} = {df[col].iloc[i]!r}: a time is a number >= 0", f"trace[{i}].{col}", repr(df[col].iloc[i]), "a time is a number >= 0")
-    return np.rint(t).astype(np.uint64)
+    rule = f"a time is a number >= 0 (in {unit}) up to {U64_MAX} ns, 584 years"
+    return _column_ints(df, col, scale, rule, 0, U64_MAX, rounded=True)
 
 
 def _sizes(df: pd.DataFrame) -> np.ndarray:
     if "size" not in df.columns:
         raise ScenarioError("the trace needs a `size` column (bytes)", "trace", None, "missing size column")
-    s = pd.to_numeric(df["size"], errors="coerce").to_numpy(dtype=float)
-    bad = np.flatnonzero(~np.isfinite(s) | (s <= 0) | (s != np.floor(s)))
-    if bad.size:
-        i = int(bad[0])
-        raise ScenarioError(f"trace[{i}].size = {df['size'].iloc[i]!r}: a size is a whole number of bytes > 0", f"trace[{i}].size", repr(df["size"].iloc[i]), "a size is a whole number of bytes > 0")
-    return s.astype(np.uint64)
+    rule = f"a size is a whole number of bytes from 1 to {MAX_SIZE}"
+    return _column_ints(df, "size", 1, rule, 1, MAX_SIZE, rounded=False)
 
 
 def _dscps(df: pd.DataFrame) -> np.ndarray:
     if "dscp" not in df.columns:
         return np.zeros(len(df), dtype=np.uint8)
-    codes: dict[Any, int] = {}
+    codes: dict[str, int] = {}
     out = np.empty(len(df), dtype=np.uint8)
-    for i, v in enumerate(df["dscp"]):
-        if v not in codes:
-            codes[v] = _dsim.parse_dscp(str(int(v)) if isinstance(v, (int, np.integer)) else str(v), f"trace[{i}].dscp")
-        out[i] = codes[v]
+    for i, cell in enumerate(df["dscp"]):
+        # A CSV column with a gap reads as floats.
+        v = int(cell) if isinstance(cell, float | np.floating) and float(cell).is_integer() else cell
+        key = _text(v)
+        if key not in codes:
+            codes[key] = _dsim.parse_dscp(key, f"trace[{i}].dscp")
+        out[i] = codes[key]
     return out
+
+
+def _text(v: Any) -> str:
+    """`v` as text, whatever it is (an integer too long for `str` as its description)."""
+    try:
+        return str(v)
+    except (ValueError, RecursionError):
+        return shorten(v)
 
 
 def _flows(df: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     if "flow" not in df.columns:
         return np.zeros(len(df), dtype=np.uint32), ["flow"]
-    codes, labels = pd.factorize(df["flow"], sort=False)
+    codes, labels = pd.factorize(df["flow"].map(_text), sort=False)
     return codes.astype(np.uint32), [str(x) for x in labels]
 
 
@@ -117,7 +203,7 @@ def _ecn_code(v: Any) -> int | None:
         return None
     if isinstance(v, (int, np.integer)) or (isinstance(v, (float, np.floating)) and float(v).is_integer()):
         return int(v) if 0 <= int(v) <= 3 else None
-    text = str(v).strip().lower()
+    text = _text(v).strip().lower()
     return int(text) if text in ("0", "1", "2", "3") else _ECN_CODES.get(text)
 
 
@@ -131,7 +217,7 @@ def _ecns(df: pd.DataFrame) -> np.ndarray:
         code = _ecn_code(v)
         if code is None:
             rule = "an ECN field is not-ect, ect0, ect1, ce, or 0-3 (RFC 3168: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE)"
-            raise ScenarioError(f"trace[{i}].ecn = {v!r}: {rule}", f"trace[{i}].ecn", repr(v), rule)
+            raise ScenarioError(f"trace[{i}].ecn = {shorten(v)}: {rule}", f"trace[{i}].ecn", shorten(v), rule)
         out[i] = code
     return out
 
@@ -143,9 +229,9 @@ def _colours(df: pd.DataFrame) -> np.ndarray:
     for i, v in enumerate(df["color"]):
         if v is None or (isinstance(v, float) and math.isnan(v)) or v == "":
             continue
-        code = _COLOURS.get(str(v).lower())
+        code = _COLOURS.get(_text(v).lower())
         if code is None:
-            raise ScenarioError(f"trace[{i}].color = {v!r}: one of green, yellow, red", f"trace[{i}].color", repr(v), "a colour is green, yellow or red")
+            raise ScenarioError(f"trace[{i}].color = {shorten(v)}: one of green, yellow, red", f"trace[{i}].color", shorten(v), "a colour is green, yellow or red")
         out[i] = code
     return out
 
@@ -164,6 +250,7 @@ def replay(
     in `time_unit` (ns, us, ms, s) in a `time` column, or in ns in `time_ns`. Mechanisms
     that draw random numbers do so from a stream seeded by `seed`. `series` adds a queue's
     state after each arrival (module documentation)."""
+    _check_arguments(rate, seed, time_unit, series)
     df = _frame(arrivals)
     times = _times_ns(df, time_unit)
     sizes = _sizes(df)
@@ -172,10 +259,7 @@ def replay(
     colours = _colours(df)
     ecns = _ecns(df)
     text = _config_text(config)
-    try:
-        kind = tomllib.loads(text).get("type", "conditioner")
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"the mechanism configuration is not valid TOML: {e}", "", None, str(e)) from None
+    kind = _text(load_toml(text).get("type", "conditioner"))
     try:
         table = _dsim.replay(text, times.tolist(), sizes.tolist(), dscps.tolist(), flows.tolist(), colours.tolist(), flow_names, rate=rate, seed=seed, ecns=ecns.tolist(), series=series)
     except ScenarioError as e:
@@ -193,14 +277,36 @@ def replay(
     result["color_out"] = out["color"]
     result["dropped"] = out["dropped"].astype(bool)
     result["drop_cause"] = out["drop_cause"]
-    result["depart_ns"] = out["depart_ns"]
-    result["tx_end_ns"] = out["tx_end_ns"]
+    result["depart_ns"] = _never_is_null(out["depart_ns"])
+    result["tx_end_ns"] = _never_is_null(out["tx_end_ns"])
     ecn_out = out["ecn_out"].to_numpy()
     result["ecn_out"] = [ECN_NAMES[int(c)] for c in ecn_out]
     result["marked"] = (ecn_out == 3) & (ecns != 3)
     for column in out.columns[list(out.columns).index("ecn_out") + 1 :]:
         result[column] = out[column]
     return result
+
+
+def _never_is_null(column: pd.Series) -> pd.Series:
+    """A time column of the core's (u64 ns, 2^64 - 1 for a packet that never left) as exact
+    integers with a null where the packet never left."""
+    values = column.to_numpy(dtype=np.uint64)
+    out = pd.array(values, dtype="UInt64")
+    out[values == np.uint64(U64_MAX)] = pd.NA
+    return pd.Series(out, index=column.index)
+
+
+def _check_arguments(rate: Any, seed: Any, time_unit: Any, series: Any) -> None:
+    """The keyword arguments of :func:`replay`, each checked with the rule it breaks."""
+    check_integer("seed", seed, 0)
+    if rate is not None and not isinstance(rate, str):
+        rule = 'a rate with its unit, such as "10Mbps"'
+        raise ScenarioError(f"rate = {shorten(rate)}: {rule}", "rate", shorten(rate), rule)
+    if not isinstance(time_unit, str) or time_unit not in _TIME_SCALE:
+        rule = f"one of {', '.join(_TIME_SCALE)}"
+        raise ScenarioError(f"time_unit = {shorten(time_unit)}: {rule}", "time_unit", shorten(time_unit), "unknown time unit")
+    if not isinstance(series, bool | np.bool_):
+        raise ScenarioError(f"series = {shorten(series)}: True or False", "series", shorten(series), "True or False")
 
 
 def is_pcap(path: str | os.PathLike[str]) -> bool:
@@ -212,19 +318,32 @@ def read_trace(path: str | os.PathLike[str]) -> pd.DataFrame:
     total length, DSCP and ECN field from the TOS byte, flow = 5-tuple, time since the first
     packet in `time_ns`) or a CSV with columns time or time_ns, size, and optionally dscp,
     flow, color, ecn."""
+    from .limits import current, read_bounded
+    if not isinstance(path, str | os.PathLike):
+        rule = "a trace file's path"
+        raise ScenarioError(f"path = {shorten(path)}: expected {rule}", "path", shorten(path), rule)
     if is_pcap(path):
-        df = pa.record_batch(_dsim.read_pcap(os.fspath(path))).to_pandas()
+        df = pa.record_batch(_dsim.read_pcap(os.fspath(path), current()["trace_bytes"])).to_pandas()
         df["dscp"] = [_dsim.dscp_name(int(d)) for d in df["dscp"]]
         df["ecn"] = [ECN_NAMES[int(e)] for e in df["ecn"]]
         return df
+    data = read_bounded(path, "trace_bytes", "a trace holds")
+    rule = "a CSV trace has a header line and one line per packet, each with the header's fields"
     try:
-        return pd.read_csv(path)
+        with warnings.catch_warnings():
+            # A row with more fields than the header would otherwise be read with its first
+            # field as the row's label, or cut short: an error, not a silent shift.
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            # Times and sizes as text, read exactly later (a float64 would round them).
+            return pd.read_csv(io.BytesIO(data), index_col=False, dtype=dict.fromkeys(("time", "time_ns", "size"), str))
     except pd.errors.EmptyDataError:
-        rule = "a CSV trace has a header line and one line per packet"
         raise ScenarioError(f"the trace is empty; {rule}", "trace", None, rule) from None
     except UnicodeDecodeError:
         rule = "a trace is CSV text, or a capture named .pcap, .pcapng or .cap"
         raise ScenarioError(f"not CSV text; {rule}", "trace", None, rule) from None
+    except (pd.errors.ParserError, pd.errors.ParserWarning, ValueError) as e:
+        why = " ".join(str(e).split()).removeprefix("Error tokenizing data. C error: ")
+        raise ScenarioError(f"not a CSV trace ({why}); {rule}", "trace", None, rule) from None
 
 
 def write_pcap(source: str | os.PathLike[str], out: str | os.PathLike[str], result: pd.DataFrame) -> int:

@@ -67,7 +67,7 @@ from ._params import (
     web,
     wrr_class,
 )
-from .errors import ScenarioError
+from .errors import ScenarioError, shorten
 
 __all__ = [  # noqa: RUF022 (grouped by document, as the docs present them)
     "Scenario",
@@ -176,7 +176,7 @@ def dsd(buffer: str, d: str, *, control: dict[str, Any] | bool | None = None, **
         control = {}
     elif control is False:
         control = None
-    return _params._dsd(buffer, d, control=control, **keys)
+    return _keys_of("dsd", _params._dsd, buffer, d, control=control, **keys)
 
 
 def rio(
@@ -191,6 +191,13 @@ def rio(
     """RIO in draft-ibanez's notation: `out` = (minth_out, maxth_out, maxp_out) on the
     average of all packets, `in_` = (minth_in, maxth_in, maxp_in) on the average of IN
     packets; `in_dscp` are the IN codepoints, every other codepoint is OUT."""
+    for name, triple in (("out", out), ("in_", in_)):
+        if not isinstance(triple, tuple | list) or len(triple) != 3:
+            rule = "a triple (min_th, max_th, max_p), such as (\"5p\", \"15p\", 0.1)"
+            raise ScenarioError(f"{name} = {shorten(triple)}: {rule}", name, shorten(triple), rule)
+    if isinstance(in_dscp, str | int) or not isinstance(in_dscp, list | tuple):
+        rule = "a list of codepoints, such as [\"AF11\"]"
+        raise ScenarioError(f"in_dscp = {shorten(in_dscp)}: {rule}", "in_dscp", shorten(in_dscp), rule)
     return mred(
         limit,
         [precedence(in_[0], in_[1], in_[2], dscp=in_dscp), precedence(out[0], out[1], out[2])],
@@ -204,7 +211,7 @@ def srras(cir: str, *, green: bool = False, **keys: Any) -> dict[str, Any]:
     """RFC 2963 single rate rate adaptive shaper (srRAS), or G-srRAS with `green` (which
     needs an :func:`srtcm` meter in the same conditioner); the keys of
     :func:`dsim._params._srras`. See docs/ras.md."""
-    table = _params._srras(cir, **keys)
+    table = _keys_of("srras", _params._srras, cir, **keys)
     table["type"] = "g_srras" if green else "srras"
     return table
 
@@ -213,8 +220,22 @@ def trras(cir: str, pir: str, *, green: bool = False, **keys: Any) -> dict[str, 
     """RFC 2963 two rate rate adaptive shaper (trRAS), or G-trRAS with `green` (which
     needs a :func:`trtcm` meter in the same conditioner); the keys of
     :func:`dsim._params._trras`. See docs/ras.md."""
-    table = _params._trras(cir, pir, **keys)
+    table = _keys_of("trras", _params._trras, cir, pir, **keys)
     table["type"] = "g_trras" if green else "trras"
+    return table
+
+
+def _keys_of(name: str, builder: Any, *args: Any, **keys: Any) -> dict[str, Any]:
+    """`builder(*args, **keys)` for a wrapper that passes its keys on: a key missing or
+    unknown is a ScenarioError naming the builder's keys, not a TypeError from inside."""
+    import inspect
+
+    try:
+        inspect.signature(builder).bind(*args, **keys)
+    except TypeError as e:
+        rule = f"{name} takes {', '.join(inspect.signature(builder).parameters)}"
+        raise ScenarioError(f"{name}(...): {e}; {rule}", name, None, rule) from None
+    table: dict[str, Any] = builder(*args, **keys)
     return table
 
 
@@ -275,10 +296,18 @@ class Scenario:
 
     @classmethod
     def from_toml(cls, source: str | os.PathLike[str]) -> Scenario:
-        """Reads a scenario file (a path) or TOML text. Syntax and schema are checked."""
+        """Reads a scenario file (a path) or TOML text. Syntax, limits (docs/limits.md) and
+        schema are checked."""
+        if not isinstance(source, str | os.PathLike):
+            rule = "a scenario file's path or TOML text"
+            raise ScenarioError(f"source = {shorten(source)}: expected {rule}", "source", shorten(source), rule)
         path = _as_path(source)
-        text = _read_text(path) if path else str(source)
-        sc = cls.from_dict(tomllib.loads(text)) if _is_valid_toml(text) else cls()
+        text = _read_text(path) if path else os.fspath(source)
+        try:
+            data = load_toml(text)
+        except ScenarioError as e:
+            raise (e.in_file(str(path)) if path else e) from None
+        sc = cls.from_dict(data)
         sc.source = str(path) if path else None
         sc._text, sc._read = text, copy.deepcopy(sc.data)
         sc.validate()
@@ -297,12 +326,15 @@ class Scenario:
         """The scenario as TOML text, in the schema of scenario files."""
         if self._text is not None and self._text_is_current():
             return self._text
-        try:
-            return tomli_w.dumps(self.data)
-        except TypeError:  # a value TOML cannot write (None, an object): name where it is
-            path, value = _unwritable(self.data) or ("", None)
-            rule = "a value is a string (with its unit), a number, a boolean, a list or a table"
-            raise ScenarioError(f"{path} = {value!r}: {rule}", path, repr(value), rule) from None
+        found = _unwritable(self.data)
+        if found is None:
+            try:
+                return tomli_w.dumps(self.data)
+            except (TypeError, ValueError):  # what _unwritable missed: the first key it finds
+                found = ("", self.data)
+        path, value = found
+        rule = "a value is a string (with its unit), a 64-bit integer, a number, a boolean, a list or a table"
+        raise ScenarioError(f"{path} = {shorten(value)}: {rule}", path, shorten(value), rule)
 
     def _text_is_current(self) -> bool:
         """Whether the text read still says what the data says (`.data` may be edited
@@ -317,8 +349,11 @@ class Scenario:
     def validate(self) -> Scenario:
         """Checks every rule of the schema; raises ScenarioError naming key, value and rule
         (and the file and line, for a scenario read from a file and not edited since)."""
+        from .limits import limits_json
+
         try:
-            _dsim.validate(self.to_toml())
+            #: The work of one run, as the core estimates it (events, memory_bytes, packets).
+            self.estimate: dict[str, int] = _dsim.validate(self.to_toml(), limits_json())
             if not self.data.get("flow"):
                 rule = "a scenario needs at least one [[flow]]: without traffic there is nothing to measure"
                 raise ScenarioError(f"flow: {rule}", "flow", None, rule)
@@ -358,9 +393,7 @@ class Scenario:
 
     def set(self, path: str, value: Any) -> Scenario:
         """Sets the value at a key path as it reads in a file: ``set("flow[0].app.rate", "2Mbps")``."""
-        parts = [m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _PATH_PART.finditer(path)]
-        if not parts:
-            raise ScenarioError(f"{path!r} is not a key path", path, None, "a key path reads like flow[0].app.rate")
+        parts = _key_path(path)
         node: Any = self.data
         for i, part in enumerate(parts[:-1]):
             try:
@@ -379,7 +412,7 @@ class Scenario:
 
     def get(self, path: str) -> Any:
         """The value at a key path as it reads in a file: ``get("flow[0].app.rate")``."""
-        parts = [m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _PATH_PART.finditer(path)]
+        parts = _key_path(path)
         node: Any = self.data
         for i, part in enumerate(parts):
             try:
@@ -509,14 +542,40 @@ class Scenario:
         )
 
 
+#: TOML integers are 64-bit (TOML 1.0, "Integer").
+_I64 = range(-(2**63), 2**63)
+#: How deep `_unwritable` looks: deeper than any limit a scenario may be raised to.
+_DEEPEST = 200
+
+
+def _key_path(path: Any) -> list[str | int]:
+    """The parts of a key path (``flow[0].app.rate`` -> flow, 0, app, rate)."""
+    rule = "a key path reads like flow[0].app.rate"
+    if not isinstance(path, str) or len(path) > 1000:
+        raise ScenarioError(f"path = {shorten(path)}: {rule}", "path", shorten(path), rule)
+    parts = [m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _PATH_PART.finditer(path)]
+    if not parts:
+        raise ScenarioError(f"{path!r} is not a key path", path, None, rule)
+    return parts
+
+
 def _unwritable(node: Any, parts: tuple[str | int, ...] = ()) -> tuple[str, Any] | None:
-    """The key path and value of the first value TOML cannot write, or None."""
+    """The key path and value of the first value TOML cannot write, or None: an object,
+    None, an integer beyond 64 bits, a table key that is not a string, a value nested
+    deeper than any limit (or in itself)."""
+    if len(parts) > _DEEPEST:
+        return _path_text(list(parts)), "(nested too deep)"
     if isinstance(node, dict):
+        bad_key = next((k for k in node if not isinstance(k, str)), None)
+        if bad_key is not None:
+            return _path_text(list(parts)), bad_key
         children: Any = node.items()
     elif isinstance(node, list | tuple):
         children = enumerate(node)
-    elif isinstance(node, str | int | float | bool | datetime.date | datetime.time):
+    elif isinstance(node, bool | str | float | datetime.date | datetime.time):
         return None
+    elif isinstance(node, int):
+        return None if node in _I64 else (_path_text(list(parts)), node)
     else:
         return _path_text(list(parts)), node
     for key, child in children:
@@ -526,18 +585,40 @@ def _unwritable(node: Any, parts: tuple[str | int, ...] = ()) -> tuple[str, Any]
     return None
 
 
+def load_toml(text: str) -> dict[str, Any]:
+    """TOML text as a dict, checked by the core first (size, syntax, integers beyond 64 bits
+    and nesting depth within the limits, docs/limits.md) so that Python's reader meets
+    neither its recursion limit nor its limit on digits."""
+    from .limits import limits_json
+
+    _dsim.check_toml(text, limits_json())
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:  # TOML 1.1, which the core reads and Python does not
+        rule = f"not valid TOML 1.0: {e}"
+        raise ScenarioError(rule, "", None, rule) from None
+
+
 def _path_text(parts: list[str | int]) -> str:
     """Key path parts as they read in a file: ["flow", 0, "app"] -> flow[0].app."""
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
 
 
-def _read_text(path: Path) -> str:
-    """A scenario file's text: UTF-8, a leading byte-order mark dropped (TOML is UTF-8; some
-    editors write the mark, which the Python and the Rust TOML readers treat differently)."""
+def _read_text(path: Path, what: str = "a scenario file") -> str:
+    """A scenario (or configuration) file's text: UTF-8, a leading byte-order mark dropped
+    (TOML is UTF-8; some editors write the mark, which the Python and the Rust TOML readers
+    treat differently), read with a bound (``/dev/zero`` is refused, not read forever)."""
+    from .limits import read_bounded
+
     try:
-        return path.read_text(encoding="utf-8-sig")
+        data = read_bounded(path, "file_bytes", f"{what} holds")
+    except OSError as e:
+        rule = f"{what} is a readable file"
+        raise ScenarioError(f"{e.strerror or e}: {path}", "", str(path), rule, None, str(path)) from None
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        rule = "a scenario file is UTF-8 text"
+        rule = f"{what} is UTF-8 text"
         raise ScenarioError(f"{path}: the byte at offset {e.start} is not UTF-8; {rule}", "", None, rule, None, str(path)) from None
 
 
@@ -550,19 +631,11 @@ def _as_path(source: str | os.PathLike[str]) -> Path | None:
     return None
 
 
-def _is_valid_toml(text: str) -> bool:
-    try:
-        tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        return False
-    return True
-
-
 def load_scenario(source: Scenario | str | os.PathLike[str]) -> Scenario:
     """A Scenario from a Scenario, a scenario file path, or TOML text."""
     if isinstance(source, Scenario):
         return source
     if not isinstance(source, str | os.PathLike):
         rule = "a dsim.Scenario, a scenario file's path or TOML text"
-        raise ScenarioError(f"scenario = {source!r}: expected {rule}, not {type(source).__name__}", "scenario", repr(source), rule)
+        raise ScenarioError(f"scenario = {shorten(source)}: expected {rule}, not {type(source).__name__}", "scenario", shorten(source), rule)
     return Scenario.from_toml(source)

@@ -24,7 +24,9 @@ otherwise it is deleted and the task runs again.
 
 A store belongs to one sweep: same base scenario hash, axes, mode, base seed and dsim
 version. Opening it for another is refused unless ``new`` (which deletes the old
-manifest and task files, and nothing else). Asking for more replications than the store
+manifest and task files, and nothing else). A manifest that cannot be read (cut short,
+not JSON, keys missing or out of place) is rebuilt from the task files instead, each kept
+if it verifies as on a resume, and the sweep says so (``Store.recovered``). Asking for more replications than the store
 has adds the missing tasks; asking for fewer is refused.
 """
 
@@ -44,7 +46,7 @@ import pyarrow.parquet as pq
 
 from .errors import DsimError
 
-__all__ = ["FORMAT", "SEED_FORMULA", "Store", "StoreMismatch", "encode_task", "read_task"]
+__all__ = ["FORMAT", "SEED_FORMULA", "DamagedManifest", "Store", "StoreMismatch", "encode_task", "read_task"]
 
 FORMAT = "dsim-sweep/1"
 SEED_FORMULA = "seed(point p, replication r) = derive_seed(base_seed, [p, r]) (dsim.derive_seed)"
@@ -57,6 +59,18 @@ SAVE_EVERY_S = 2.0
 
 class StoreMismatch(DsimError):
     """The folder holds the store of another sweep."""
+
+
+class DamagedManifest(DsimError):
+    """The store's manifest.json cannot be read (cut short, not JSON, keys missing): the
+    same sweep rebuilds it from its verified task files."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(
+            f"{path / MANIFEST} is damaged ({why}); run the same sweep again (dsim sweep, dsim.sweep) "
+            "to rebuild it from the task files, which are kept"
+        )
+        self.why = why
 
 
 def _now() -> str:
@@ -133,6 +147,56 @@ def _write_atomic(path: Path, write: Any) -> None:
             tmp.unlink()
 
 
+# -- the manifest ----------------------------------------------------------------------------
+
+
+#: Each key of a manifest and what its value is.
+_MANIFEST_KEYS = {
+    "dsim_version": str, "scenario": dict, "base_seed": int, "replications": int, "mode": str,
+    "axes": list, "points": list, "tasks": list,
+}
+_POINT_KEYS = {"point": int, "values": dict}
+_TASK_KEYS = {"point": int, "replication": int, "seed": int, "state": str, "file": str}
+
+
+def _missing(entry: Any, keys: dict[str, type], what: str) -> str | None:
+    """What `entry` lacks of `keys` (or of their types), in words; None if nothing."""
+    if not isinstance(entry, dict):
+        return f"{what} is not a table"
+    for key, kind in keys.items():
+        if not isinstance(entry.get(key), kind) or isinstance(entry.get(key), bool):
+            return f"{what} has no {kind.__name__} {key!r}"
+    return None
+
+
+def _manifest_fault(m: Any) -> str | None:
+    """What is wrong with a manifest read from disk, or None: every key loading and resuming
+    use, with its type, and tasks listed point by point, each naming its own file."""
+    fault = _missing(m, _MANIFEST_KEYS, "the manifest")
+    if fault:
+        return fault
+    if m["replications"] < 1 or not isinstance(m["scenario"].get("hash"), str):
+        return "the manifest has no scenario hash or no replications"
+    for a in m["axes"]:
+        if not isinstance(a, dict) or not isinstance(a.get("key"), str) or not isinstance(a.get("values"), list):
+            return "an axis has no key or no values"
+    keys = [a["key"] for a in m["axes"]]
+    for i, p in enumerate(m["points"]):
+        fault = _missing(p, _POINT_KEYS, f"point {i}")
+        if fault or p["point"] != i or any(k not in p["values"] for k in keys):
+            return fault or f"point {i} is out of place or lacks an axis value"
+    if len(m["tasks"]) != len(m["points"]) * m["replications"]:
+        return f"{len(m['tasks'])} tasks for {len(m['points'])} points of {m['replications']} replications"
+    for i, t in enumerate(m["tasks"]):
+        fault = _missing(t, _TASK_KEYS, f"task {i}")
+        if fault:
+            return fault
+        where = divmod(i, m["replications"])
+        if (t["point"], t["replication"]) != where or t["file"] != Store.task_name(*where) or t["state"] not in (DONE, FAILED, PENDING):
+            return f"task {i} is not the task of point {where[0]}, replication {where[1]}"
+    return None
+
+
 # -- the store -------------------------------------------------------------------------------
 
 
@@ -142,22 +206,28 @@ class Store:
     manifest: dict[str, Any]
     #: Tasks whose file was found corrupt or partial when the store was opened, with why.
     redone: list[tuple[int, int, str]] = field(default_factory=list)
+    #: Why the manifest was rebuilt from the task files when the store was opened, if it was.
+    recovered: str | None = None
     _last_save: float = 0.0
 
     # -- opening -------------------------------------------------------------------------
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> Store:
-        """An existing store (for loading)."""
+        """An existing store (for loading). Raises DamagedManifest when its manifest cannot
+        be read or does not hold what a manifest holds."""
         path = Path(path)
         try:
-            manifest = json.loads((path / MANIFEST).read_text())
+            manifest = json.loads((path / MANIFEST).read_bytes())
         except FileNotFoundError:
             raise DsimError(f"{path}: not a sweep store (no {MANIFEST})") from None
-        except json.JSONDecodeError as e:
-            raise DsimError(f"{path / MANIFEST}: not valid JSON ({e})") from None
-        if manifest.get("format") != FORMAT:
-            raise DsimError(f"{path / MANIFEST}: format {manifest.get('format')!r}, this dsim reads {FORMAT!r}")
+        except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, nested without end
+            raise DamagedManifest(path, f"not valid JSON: {' '.join(str(e).split())[:120]}") from None
+        if isinstance(manifest, dict) and "format" in manifest and manifest["format"] != FORMAT:
+            raise DsimError(f"{path / MANIFEST}: format {str(manifest['format'])[:40]!r}, this dsim reads {FORMAT!r}")
+        why = _manifest_fault(manifest)
+        if why:
+            raise DamagedManifest(path, why)
         return cls(path, manifest)
 
     @classmethod
@@ -167,15 +237,20 @@ class Store:
         validator refused): created, or resumed (finished task files verified and kept)."""
         path = Path(path)
         old = None
+        recovered = None
         if (path / MANIFEST).exists():
             try:
                 old = cls.read(path).manifest
+            except DamagedManifest as e:
+                # Rebuilt from the task files: each is kept if it reads back whole and is the
+                # file of its task in this sweep (seed, scenario hash, version), as on a resume.
+                recovered = e.why
             except DsimError:
                 if not new:
                     raise
             if new:
                 cls._clear(path)
-                old = None
+                old, recovered = None, None
             elif old is not None:
                 cls._check_same(path, old, sweep)
         path.mkdir(parents=True, exist_ok=True)
@@ -189,7 +264,7 @@ class Store:
             "updated": _now(),
             "tasks": [],
         }
-        store = cls(path, manifest)
+        store = cls(path, manifest, recovered=recovered)
         for t in tasks:
             entry = {
                 "point": t["point"], "replication": t["replication"], "seed": t["seed"], "hash": t.get("hash"),

@@ -84,6 +84,8 @@ class SweepReport:
     reused: int = 0
     failed: list[dict[str, Any]] = field(default_factory=list)
     redone: list[tuple[int, int, str]] = field(default_factory=list)
+    #: Why the store's manifest was rebuilt from its task files, if it was.
+    recovered: str | None = None
     refused: dict[int, str] = field(default_factory=dict)
     wall_s: float = 0.0
     executor: str = ""
@@ -177,7 +179,7 @@ def run_sweep(
     ]
     store = Store.open(out, manifest, tasks, scenario_text=sc.to_toml(), new=new)
     pending = [Task(tomls[t["point"]], seed, (t["point"], t["replication"])) for t in store.tasks(PENDING)]
-    report = SweepReport(Path(out), len(points), replications, reused=len(store.tasks(DONE)), redone=list(store.redone), refused=refused)
+    report = SweepReport(Path(out), len(points), replications, reused=len(store.tasks(DONE)), redone=list(store.redone), recovered=store.recovered, refused=refused)
     ex = make_executor(executor, jobs)
     owned = ex is not executor
     report.executor = ex.describe()

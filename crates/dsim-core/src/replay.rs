@@ -34,6 +34,7 @@ use crate::conditioner::{BlockDef, ChainRef, Conditioners, Cont, InstId, Outcome
 use crate::discipline::{QueueCtx, Verdict};
 use crate::engine::rng::{Rng, stream};
 use crate::packet::{Color, Dscp, Ecn, Packet, PacketArena, PktId};
+use crate::params::Params;
 use crate::results::Column;
 use crate::scenario::build_conditioner::{BlockParts, FlowRef, block_parts, block_states};
 use crate::scenario::conditioner::ConditionerSpec;
@@ -243,8 +244,9 @@ fn conditioner_from_toml(text: &str, table: &toml::Table) -> Result<Mechanism, C
 /// Builds the conditioner's parts once, for the errors they may raise; flow names are
 /// checked when the trace (which names the flows) is replayed.
 fn check_conditioner(spec: &ConditionerSpec) -> Result<(), ConfigError> {
+    spec.check(&KeyPath::root())?;
     let mut probe = spec.clone();
-    probe.matcher.flow.clear();
+    probe.matcher.flow = None;
     conditioner_block(&probe, &[], 0).map(|_| ())
 }
 
@@ -252,7 +254,7 @@ fn check_conditioner(spec: &ConditionerSpec) -> Result<(), ConfigError> {
 fn conditioner_block(spec: &ConditionerSpec, flows: &[String], seed: u64) -> Result<Conditioners, ConfigError> {
     let root = KeyPath::root();
     for (key, list) in [("src", &spec.matcher.src), ("dst", &spec.matcher.dst)] {
-        if !list.is_empty() {
+        if list.is_some() {
             return Err(ConfigError::new(
                 root.key("match").key(key),
                 None,

@@ -5,6 +5,7 @@
 //! next node ... -> receiver. Every drop is recorded with where and why.
 
 mod conditioning;
+pub mod estimate;
 pub mod event;
 pub mod record;
 #[cfg(test)]
@@ -212,17 +213,30 @@ impl Simulation {
     /// Runs every event due before `until` (or the end of the run, whichever is first).
     /// Can be called repeatedly to advance in steps (for progress reports).
     pub fn run_until(&mut self, until: SimTime) {
+        self.run_until_within(until, u64::MAX);
+    }
+
+    /// [`Simulation::run_until`], handling at most `budget` events: true if it reached
+    /// `until`; false if it stopped after `budget` events at `self.now`, where events of
+    /// that instant may remain (the next call handles them first, as one call would have).
+    /// A bounded number of events between two returns, however little simulated time
+    /// they take, is what lets a caller check for Ctrl-C ([`crate::task`]).
+    pub fn run_until_within(&mut self, until: SimTime, budget: u64) -> bool {
         if !self.started {
             self.start();
         }
         let until = until.min(self.end);
-        while let Some((t, ev)) = self.events.pop_before(until) {
+        for _ in 0..budget {
+            let Some((t, ev)) = self.events.pop_before(until) else {
+                self.now = self.now.max(until);
+                return true;
+            };
             debug_assert!(t >= self.now, "event in the past");
             self.now = t;
             self.events_processed += 1;
             self.handle(ev);
         }
-        self.now = self.now.max(until);
+        false
     }
 
     /// Runs to the end and closes the time-weighted statistics.

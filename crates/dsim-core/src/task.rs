@@ -167,6 +167,13 @@ pub fn run_stepped(sim: &mut Simulation, hook: Hook<'_>, interval: WallDuration)
 
 /// [`run_stepped`] with an optional hook and an optional recorder: a step also ends where
 /// the recorder's next reading is due, and the recorder reads there.
+///
+/// With a hook, a step also ends after a bounded number of events (about twice what the
+/// last step handled per [`HOOK_INTERVAL`], at most [`MAX_STEP_EVENTS`]), so that the hook
+/// (which checks for Ctrl-C) runs within a bounded time even when the simulated clock does
+/// not advance: thousands of events due at one instant, or a loop that a scenario's
+/// validation should have refused. Stopping after a number of events changes nothing
+/// either ([`Simulation::run_until_within`]).
 pub fn run_in_steps(
     sim: &mut Simulation,
     mut hook: Option<Hook<'_>>,
@@ -176,13 +183,14 @@ pub fn run_in_steps(
     let end = sim.end;
     // First step: a thousandth of the run, at least a microsecond of simulated time;
     // without a hook, steps end only where readings are due.
-    let mut step = if hook.is_some() {
-        (end.0 / 1000).max(1_000)
+    let (mut step, mut budget) = if hook.is_some() {
+        ((end.0 / 1000).max(1_000), FIRST_STEP_EVENTS)
     } else {
-        u64::MAX
+        (u64::MAX, u64::MAX)
     };
     loop {
         let t0 = Instant::now();
+        let events_before = sim.events_processed;
         let due = recorder.as_ref().and_then(|r| r.due());
         let until = SimTime(
             sim.now
@@ -191,8 +199,8 @@ pub fn run_in_steps(
                 .min(end.0)
                 .min(due.map_or(u64::MAX, |d| d.0)),
         );
-        sim.run_until(until);
-        if let (Some(r), Some(d)) = (recorder.as_deref_mut(), due) {
+        let reached = sim.run_until_within(until, budget);
+        if let (Some(r), Some(d), true) = (recorder.as_deref_mut(), due, reached) {
             if sim.now == d {
                 r.read(sim);
             }
@@ -202,7 +210,7 @@ pub fn run_in_steps(
             end,
             events: sim.events_processed,
         };
-        if sim.now >= end {
+        if reached && sim.now >= end {
             sim.finish();
             // The last call reports completion; stopping now changes nothing.
             if let Some(hook) = hook.as_mut() {
@@ -212,12 +220,25 @@ pub fn run_in_steps(
         }
         let Some(hook) = hook.as_mut() else { continue };
         hook(progress)?;
-        // Scale the step towards `interval`, by at most 4x either way per step.
         let took = t0.elapsed().as_secs_f64().max(1e-6);
+        // Scale the step towards `interval`, by at most 4x either way per step, and let a
+        // step handle about two intervals' worth of events at the rate this one ran.
         let factor = (interval.as_secs_f64() / took).clamp(0.25, 4.0);
-        step = ((step as f64 * factor) as u64).max(1_000);
+        if reached {
+            step = ((step as f64 * factor) as u64).max(1_000);
+        }
+        let per_interval = (sim.events_processed - events_before) as f64 / took * interval.as_secs_f64();
+        budget = ((2.0 * per_interval) as u64).clamp(MIN_STEP_EVENTS, MAX_STEP_EVENTS);
     }
 }
+
+/// Events of the first step with a hook: a fraction of a second at the slowest event
+/// rates measured (0.1 M events/s with thousands of events at one instant).
+pub const FIRST_STEP_EVENTS: u64 = 1 << 14;
+/// The fewest events a step may end after (the hook's cost stays small beside it).
+pub const MIN_STEP_EVENTS: u64 = 1 << 12;
+/// The most events a step may handle: 0.4 s at 10 M events/s.
+pub const MAX_STEP_EVENTS: u64 = 1 << 22;
 
 #[cfg(test)]
 mod tests {
@@ -318,6 +339,37 @@ mod tests {
         let a = run_task(&sc, 5, &[3], None, &RunOptions::default()).unwrap().unwrap();
         let b = run_one(&sc, 5, 3).unwrap();
         assert_eq!(without_wall(a), without_wall(b));
+    }
+
+    /// Issue 28's zero-time loop: a CBR source whose spacing rounds to 0 ns emits packets
+    /// forever without the clock advancing. Validation refuses such a rate now
+    /// (`scenario::build`), so the source's spacing is set to zero by hand: the hook still
+    /// runs after every bounded number of events, and can stop the run.
+    #[test]
+    fn the_hook_runs_every_bounded_number_of_events_while_time_stands_still() {
+        use crate::app::App;
+        use crate::sim::Transport;
+        let sc = scenario::from_toml(SCENARIO).unwrap();
+        let mut sim = scenario::build(&sc, 1).unwrap();
+        let Transport::Udp { app: App::Cbr(cbr), .. } = &mut sim.flows[1].transport else {
+            panic!("flow 1 is the CBR source")
+        };
+        cbr.interval = crate::time::Duration::ZERO;
+        cbr.variation = 0.0;
+        let mut seen = Vec::new();
+        let mut hook = |p: Progress| {
+            seen.push((p.now, p.events));
+            if seen.len() == 5 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        };
+        // With a zero interval every step after the first ends at the fewest events.
+        assert!(run_stepped(&mut sim, &mut hook, WallDuration::ZERO).is_break());
+        let first = FIRST_STEP_EVENTS;
+        let expected: Vec<(SimTime, u64)> = (0..5).map(|k| (SimTime::ZERO, first + k * MIN_STEP_EVENTS)).collect();
+        assert_eq!(seen, expected);
     }
 
     #[test]

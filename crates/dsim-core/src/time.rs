@@ -177,8 +177,19 @@ fn unit_names(units: &[(&str, u128)]) -> String {
     units.iter().map(|u| u.0).collect::<Vec<_>>().join(", ")
 }
 
+/// The longest text a quantity is written in ("1.5Mbps", "0.000001s"): a longer one is a
+/// mistake, and would make the error quoting it as long.
+const LONGEST_QUANTITY: usize = 40;
+
 /// Splits "1.5Mbps" into the exact decimal 15/10 and the unit "Mbps".
 fn split_number(text: &str) -> Result<(u128, u32, &str), UnitError> {
+    let n = text.chars().count();
+    if n > LONGEST_QUANTITY {
+        let head: String = text.chars().take(LONGEST_QUANTITY / 2).collect();
+        return Err(UnitError(format!(
+            "\"{head}...\" ({n} characters) is not a quantity: a number and its unit take at most {LONGEST_QUANTITY}"
+        )));
+    }
     let t = text.trim();
     let end = t
         .char_indices()
@@ -471,6 +482,19 @@ mod tests {
         assert!(Bytes::parse("0.5B").unwrap_err().0.contains("whole number"));
         assert!(Limit::parse("100").unwrap_err().0.contains("packets (p) or bytes"));
         assert!(Fraction::parse("150%").is_err());
+        // A text of 10,000 characters is refused by its length, quoted by its beginning.
+        let long = format!("1{}", "x".repeat(9_999));
+        assert_eq!(
+            Rate::parse(&long).unwrap_err().0,
+            format!(
+                "\"1{}...\" (10000 characters) is not a quantity: a number and its unit take at most 40",
+                "x".repeat(19)
+            )
+        );
+        assert_eq!(
+            Duration::parse(&format!("{}1s", " ".repeat(38))),
+            Ok(Duration(NS_PER_SEC))
+        );
     }
 
     #[test]

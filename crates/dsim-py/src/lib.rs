@@ -12,8 +12,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use dsim_core::params::limits::Limits;
+use dsim_core::params::one_line;
 use dsim_core::results::Tables;
 use dsim_core::scenario::{self, ConfigError, Scenario};
+use dsim_core::sim::estimate::Estimate;
 use dsim_core::task::Progress;
 
 use crate::arrow::ArrowTable;
@@ -21,8 +24,9 @@ use crate::arrow::ArrowTable;
 fn scenario_error(py: Python<'_>, e: &ConfigError) -> PyErr {
     let make = || -> PyResult<PyErr> {
         let cls = py.import("dsim.errors")?.getattr("ScenarioError")?;
-        let path = e.path.to_string();
-        let obj = cls.call1((e.to_string(), path, e.value.clone(), e.rule.clone(), e.line))?;
+        // Each part on one line: the Python front quotes them in messages of its own.
+        let path = one_line(&e.path.to_string());
+        let obj = cls.call1((e.to_string(), path, e.shown_value(), one_line(&e.rule), e.line))?;
         Ok(PyErr::from_value(obj))
     };
     make().unwrap_or_else(|err| err)
@@ -60,10 +64,47 @@ fn parse(py: Python<'_>, text: &str) -> PyResult<Scenario> {
     guarded(py, "reading the scenario", || scenario::from_toml(text))
 }
 
-/// Parses and validates a scenario given as TOML text; raises ConfigError.
+/// The limits given as JSON by the Python package (`dsim.limits`), or the defaults.
+fn limits(py: Python<'_>, json: Option<&str>) -> PyResult<Limits> {
+    match json {
+        None => Ok(Limits::default()),
+        Some(text) => Limits::from_json(text).map_err(|e| simulation_error(py, e)),
+    }
+}
+
+/// The estimate of a run as a dict: events, memory_bytes, packets.
+fn estimate_dict<'py>(py: Python<'py>, e: &Estimate) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    out.set_item("events", e.events)?;
+    out.set_item("memory_bytes", e.memory_bytes)?;
+    out.set_item("packets", e.packets)?;
+    Ok(out)
+}
+
+/// Parses and validates a scenario given as TOML text within `limits` (JSON, see
+/// `dsim_core::params::limits`; the defaults if None); raises ConfigError. Returns the estimated
+/// work of one run (`dsim_core::sim::estimate`).
 #[pyfunction]
-fn validate(py: Python<'_>, toml: &str) -> PyResult<()> {
-    parse(py, toml).map(|_| ())
+#[pyo3(signature = (toml, limits_json=None))]
+fn validate<'py>(py: Python<'py>, toml: &str, limits_json: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
+    let limits = limits(py, limits_json)?;
+    let (_, estimate) = guarded(py, "reading the scenario", || scenario::from_toml_within(toml, &limits))?;
+    estimate_dict(py, &estimate)
+}
+
+/// Checks TOML text before Python's own reader sees it: its size, syntax, 64-bit integers
+/// and nesting depth within `limits`; raises ConfigError with the line.
+#[pyfunction]
+#[pyo3(signature = (text, limits_json=None))]
+fn check_toml(py: Python<'_>, text: &str, limits_json: Option<&str>) -> PyResult<()> {
+    let limits = limits(py, limits_json)?;
+    guarded(py, "reading TOML", || scenario::check_toml(text, &limits).map(|_| ()))
+}
+
+/// The default limits (`dsim_core::params::limits::Limits`) as JSON.
+#[pyfunction]
+fn default_limits() -> String {
+    Limits::default().to_json()
 }
 
 /// The schema of every table a scenario may hold, as JSON: each key's kind and unit,
@@ -75,23 +116,28 @@ fn schema() -> String {
     dsim_core::params::schema::catalog::<Scenario>().to_string()
 }
 
+/// A scenario read without building it (the caller has validated it).
+fn read(py: Python<'_>, toml: &str) -> PyResult<Scenario> {
+    guarded(py, "reading the scenario", || scenario::deserialize_value(toml))
+}
+
 /// The canonical TOML of a scenario (formatting, comments and key order removed).
 #[pyfunction]
 fn canonical_toml(py: Python<'_>, toml: &str) -> PyResult<String> {
-    Ok(scenario::canonical_toml(&parse(py, toml)?))
+    Ok(scenario::canonical_toml(&read(py, toml)?))
 }
 
 /// The scenario's hash: first 16 hex digits of the SHA-256 of its canonical TOML.
 #[pyfunction]
 fn scenario_hash(py: Python<'_>, toml: &str) -> PyResult<String> {
-    Ok(scenario::scenario_hash(&parse(py, toml)?))
+    Ok(scenario::scenario_hash(&read(py, toml)?))
 }
 
 /// The base seed and the replications a scenario runs with unless told otherwise (its own
 /// `seed` and `replications`, or the schema's defaults), read without building it.
 #[pyfunction]
 fn run_defaults(py: Python<'_>, toml: &str) -> PyResult<(u64, u32)> {
-    let sc: Scenario = guarded(py, "reading the scenario", || scenario::deserialize_value(toml))?;
+    let sc = read(py, toml)?;
     Ok((sc.seed, sc.replications))
 }
 
@@ -167,7 +213,8 @@ fn replay_kinds() -> Vec<&'static str> {
 /// incoming colour (0 green, 1 yellow, 2 red, 255 none); `ecns` its ECN field (the IP
 /// header's two bits, RFC 3168: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE; all 0 if None);
 /// `flow_names` names the flows `flows` indexes. With `series`, the discipline's state
-/// after each arrival is added (`dsim_core::replay::series_columns`).
+/// after each arrival is added (`dsim_core::replay::series_columns`). `depart_ns` and
+/// `tx_end_ns` are u64::MAX for a packet that never left.
 #[pyfunction]
 #[pyo3(signature = (config, times_ns, sizes, dscps, flows, colors, flow_names, rate=None, seed=1, ecns=None, series=false))]
 #[allow(clippy::too_many_arguments)]
@@ -231,7 +278,9 @@ fn replay(
         let replayed = dsim_core::replay::replay_series(&mech, &arrivals, &flow_names, seed)?;
         Ok((mech, replayed))
     })?;
-    let ns = |t: Option<SimTime>| t.map_or(f64::NAN, |t| t.0 as f64);
+    // Integer nanoseconds end to end (a float64 rounds epoch times to 256 ns); u64::MAX
+    // marks a packet that never left (dropped), a null in Python.
+    let ns = |t: Option<SimTime>| t.map_or(u64::MAX, |t| t.0);
     let mut table = Table {
         columns: vec![
             (
@@ -262,11 +311,11 @@ fn replay(
             ),
             (
                 "depart_ns".into(),
-                Column::F64(outcomes.iter().map(|o| ns(o.depart)).collect()),
+                Column::U64(outcomes.iter().map(|o| ns(o.depart)).collect()),
             ),
             (
                 "tx_end_ns".into(),
-                Column::F64(outcomes.iter().map(|o| ns(o.tx_end)).collect()),
+                Column::U64(outcomes.iter().map(|o| ns(o.tx_end)).collect()),
             ),
             (
                 "ecn_out".into(),
@@ -280,19 +329,21 @@ fn replay(
     ArrowTable::from_table(&table).map_err(|e| simulation_error(py, e))
 }
 
-fn io_error(py: Python<'_>, path: &std::path::Path, e: std::io::Error) -> PyErr {
+/// A trace that cannot be read: the error names the trace (`trace`), the caller the file.
+fn trace_error(py: Python<'_>, e: std::io::Error) -> PyErr {
     scenario_error(
         py,
-        &ConfigError::new(scenario::KeyPath::root(), None, format!("{}: {e}", path.display())),
+        &ConfigError::new(scenario::KeyPath::root().key("trace"), None, e.to_string()),
     )
 }
 
-/// Reads a pcap capture as a trace: arrival time (ns after the first packet), IPv4 total
-/// length, DSCP and 5-tuple flow label of every record.
+/// Reads a pcap capture (at most `max_bytes` long) as a trace: arrival time (ns after the
+/// first packet), IPv4 total length, DSCP and 5-tuple flow label of every record.
 #[pyfunction]
-fn read_pcap(py: Python<'_>, path: std::path::PathBuf) -> PyResult<ArrowTable> {
+#[pyo3(signature = (path, max_bytes=u64::MAX))]
+fn read_pcap(py: Python<'_>, path: std::path::PathBuf, max_bytes: u64) -> PyResult<ArrowTable> {
     use dsim_core::results::{Column, Table};
-    let t = dsim_core::trace::PcapTrace::read(&path).map_err(|e| io_error(py, &path, e))?;
+    let t = dsim_core::trace::PcapTrace::read(&path, max_bytes).map_err(|e| trace_error(py, e))?;
     let n = t.records.len();
     let table = Table {
         columns: vec![
@@ -333,7 +384,7 @@ fn write_pcap(
 ) -> PyResult<()> {
     use dsim_core::packet::{Dscp, Ecn};
     use dsim_core::time::SimTime;
-    let t = dsim_core::trace::PcapTrace::read(&source).map_err(|e| io_error(py, &source, e))?;
+    let t = dsim_core::trace::PcapTrace::read(&source, u64::MAX).map_err(|e| trace_error(py, e))?;
     if [dscps.len(), ecns.len(), departs_ns.len()]
         .iter()
         .any(|&l| l != rows.len())
@@ -353,7 +404,17 @@ fn write_pcap(
             )
         })
         .collect();
-    t.write_rewritten(&out, &kept).map_err(|e| io_error(py, &out, e))
+    t.write_rewritten(&out, &kept).map_err(|e| {
+        let rule = format!("cannot write the capture: {e}");
+        scenario_error(
+            py,
+            &ConfigError::new(
+                scenario::KeyPath::root().key("--out"),
+                Some(out.display().to_string()),
+                rule,
+            ),
+        )
+    })
 }
 
 /// The seed of the task with coordinates `coords` under the base seed `base`:
@@ -385,7 +446,7 @@ fn run_task<'py>(
     capture_dir: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let opts = dsim_core::RunOptions { capture_dir };
-    let sc: Scenario = guarded(py, "reading the scenario", || scenario::deserialize_value(toml))?;
+    let sc = read(py, toml)?;
     let name = sc.name.clone().unwrap_or_else(|| "scenario".into());
     let context = format!("running {name} with base seed {base_seed}, task {coords:?}");
     let mut failure: Option<PyErr> = None;
@@ -446,6 +507,8 @@ fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__pgo__", option_env!("DSIM_PGO") == Some("1"))?;
     m.add_class::<ArrowTable>()?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(check_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(default_limits, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_toml, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_hash, m)?)?;

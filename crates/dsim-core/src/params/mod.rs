@@ -15,11 +15,12 @@
 //! Errors ([`ConfigError`]) name the key path, the value as written and the rule.
 
 mod error;
+pub mod limits;
 pub mod schema;
 pub mod tagged;
 
 pub use dsim_derive::Params;
-pub use error::{ConfigError, KeyPath, Seg};
+pub use error::{ConfigError, KeyPath, Seg, one_line, shorten, some_of};
 
 use std::collections::BTreeMap;
 

@@ -23,10 +23,6 @@ use crate::transport::udp::{MIN_DATAGRAM, UdpSender};
 
 type Result<T> = std::result::Result<T, ConfigError>;
 
-/// Flows per scenario: each keeps its transport state and statistics (a few KB), so a
-/// million is already gigabytes; a larger count is a typo more likely than a plan.
-const MAX_FLOWS: usize = 1_000_000;
-
 pub(super) fn err<T>(path: KeyPath, value: impl ToString, rule: impl Into<String>) -> Result<T> {
     Err(ConfigError::new(path, Some(value.to_string()), rule))
 }
@@ -112,12 +108,11 @@ pub(super) fn lookup(
     path: KeyPath,
 ) -> Result<(NodeId, NodeKind)> {
     names.get(name).copied().ok_or_else(|| {
-        let mut known: Vec<&str> = names.keys().map(String::as_str).collect();
-        known.sort();
+        let known = crate::params::some_of(names.keys().map(String::as_str));
         ConfigError::new(
             path,
             Some(quoted(name)),
-            format!("no node has this name; declared nodes: {}", known.join(", ")),
+            format!("no node has this name; declared nodes: {known}"),
         )
     })
 }
@@ -178,7 +173,7 @@ fn build_port(
         Some(r) => (r, dir_path.key("rate")),
         None => (link.rate, link_path.key("rate")),
     };
-    check_rate(rate, rate_path)?;
+    check_link_rate(rate, rate_path)?;
     let (queue, queue_path) = match &dir.queue {
         Some(q) => (q, dir_path.key("queue")),
         None => (&link.queue, link_path.key("queue")),
@@ -230,6 +225,40 @@ pub(super) fn check_rate(rate: Rate, path: KeyPath) -> Result<()> {
         return err(path, quoted(&rate.to_string()), "a rate must be greater than 0");
     }
     Ok(())
+}
+
+/// Time counts whole nanoseconds: at a rate where the smallest packet (a datagram of
+/// [`MIN_DATAGRAM`] bytes) takes 0 ns to send, a link would pass any number of packets in
+/// one instant, and TCP over it (with no propagation delay) would run without the clock
+/// ever advancing.
+fn check_link_rate(rate: Rate, path: KeyPath) -> Result<()> {
+    check_rate(rate, path.clone())?;
+    let what = format!("a {MIN_DATAGRAM}B packet would take 0 ns to send");
+    check_packet_time(rate, MIN_DATAGRAM, path, &what, "a link's rate")
+}
+
+/// A source that sends `size`-byte packets at `rate` one every `size * 8 / rate`: a
+/// spacing that rounds to 0 ns would emit packets without the clock advancing.
+fn check_spacing(rate: Rate, size: u32, path: KeyPath) -> Result<()> {
+    let what = format!("{size}B packets would be sent 0 ns apart");
+    check_packet_time(rate, size, path, &what, &format!("the rate of {size}B packets"))
+}
+
+/// `size` bytes at `rate` (the value at `path`) take at least 1 ns, or the error saying
+/// `what` would happen and the fastest `subject` may be.
+fn check_packet_time(rate: Rate, size: u32, path: KeyPath, what: &str, subject: &str) -> Result<()> {
+    if rate.tx_time(size as u64) == Duration::ZERO {
+        let fastest = fastest_rate(size);
+        let rule = format!("{what} (time counts whole nanoseconds): {subject} is at most {fastest}");
+        return err(path, quoted(&rate.to_string()), rule);
+    }
+    Ok(())
+}
+
+/// The fastest rate at which `size` bytes take at least 1 ns: `tx_time` rounds to the
+/// nearest nanosecond, so size * 8 * 10^9 / rate >= 1/2.
+fn fastest_rate(size: u32) -> Rate {
+    Rate(2 * 8 * crate::time::NS_PER_SEC * size as u64)
 }
 
 /// A probability or share: a number in [0, 1].
@@ -320,13 +349,6 @@ fn build_flows(
         };
         if spec.count == 0 {
             return err(p.key("count"), 0, "count must be at least 1");
-        }
-        if flows.len() + spec.count as usize > MAX_FLOWS {
-            return err(
-                p.key("count"),
-                spec.count,
-                format!("a scenario holds at most {MAX_FLOWS} flows (each keeps its own state)"),
-            );
         }
         let group = spec.name.clone().unwrap_or_else(|| format!("flow{i}"));
         for k in 0..spec.count {
@@ -485,12 +507,14 @@ fn build_source(spec: &AppSpec, p: &KeyPath) -> Result<Source> {
         }) => {
             check_rate(*rate, p.key("rate"))?;
             let size = check_size(size.0, p.key("size"))?;
+            check_spacing(*rate, size, p.key("rate"))?;
             let v = check_variation(*spacing_variation, p.key("spacing_variation"))?;
             Ok(Source::Datagram(App::Cbr(Cbr::new(*rate, size, v))))
         }
         AppSpec::Poisson(PoissonSpec { rate, size }) => {
             check_rate(*rate, p.key("rate"))?;
             let size = check_size(size.0, p.key("size"))?;
+            check_spacing(*rate, size, p.key("rate"))?;
             Ok(Source::Datagram(App::Poisson(Poisson::new(*rate, size))))
         }
         AppSpec::Tfrc(TfrcSpec {

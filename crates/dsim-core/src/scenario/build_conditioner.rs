@@ -164,13 +164,11 @@ fn flow_set(names: &[String], flows: &[FlowRef], path: &KeyPath) -> Result<Vec<b
 }
 
 fn node_list(
-    names: &[String],
+    names: &Option<Vec<String>>,
     nodes: &HashMap<String, (NodeId, NodeKind)>,
     path: &KeyPath,
 ) -> Result<Option<Vec<NodeId>>> {
-    if names.is_empty() {
-        return Ok(None);
-    }
+    let Some(names) = names else { return Ok(None) };
     let ids = names
         .iter()
         .enumerate()
@@ -189,7 +187,7 @@ fn matcher(
 ) -> Result<Match> {
     let mut dscp = None;
     let mut seen = HashSet::new();
-    for (i, d) in spec.dscp.iter().enumerate() {
+    for (i, d) in spec.dscp.iter().flatten().enumerate() {
         if !seen.insert(d.0) {
             return err(path.key("dscp").index(i), quoted(&d.to_string()), "listed twice");
         }
@@ -205,10 +203,9 @@ fn matcher(
         Some(DirectionMatch::Any) => None,
     };
     Ok(Match {
-        flows: if spec.flow.is_empty() {
-            None
-        } else {
-            Some(flow_set(&spec.flow, flows, &path.key("flow"))?)
+        flows: match &spec.flow {
+            None => None,
+            Some(names) => Some(flow_set(names, flows, &path.key("flow"))?),
         },
         src: node_list(&spec.src, nodes, &path.key("src"))?,
         dst: node_list(&spec.dst, nodes, &path.key("dst"))?,
@@ -351,7 +348,7 @@ pub fn block_parts(
         }
         let (m, meter_state, actions) = ef.parts(&path.key("ef_policer"))?;
         let mut m2 = matcher(&spec.matcher, Some(Dscp::EF), None, nodes, flows, &path.key("match"))?;
-        if spec.matcher.dscp.is_empty() {
+        if spec.matcher.dscp.is_none() {
             m2.dscp = m.dscp;
         }
         (m2, Some(meter_state), actions, None)

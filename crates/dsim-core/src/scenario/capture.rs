@@ -28,7 +28,7 @@ use super::schema::Scenario;
 use crate::net::Network;
 use crate::net::scripted::{DropMatch, DropRule, ScriptedDrops};
 use crate::packet::PortId;
-use crate::params::{ConfigError, KeyPath, Params};
+use crate::params::{ConfigError, KeyPath, Params, some_of};
 use crate::sim::Flow;
 use crate::time::Bytes;
 use crate::trace::CapturePoint;
@@ -88,24 +88,22 @@ pub fn build_captures(sc: &Scenario, net: &Network, root: &KeyPath) -> Result<Ve
         let (default_name, tx, rx) = match (&c.port, &c.node) {
             (Some(port), None) => {
                 let Some(id) = net.ports.iter().position(|q| &q.name == port) else {
-                    let mut known: Vec<&str> = net.ports.iter().map(|q| q.name.as_str()).collect();
-                    known.sort();
+                    let known = some_of(net.ports.iter().map(|q| q.name.as_str()));
                     return err(
                         p.key("port"),
                         quoted(port),
-                        format!("no link direction has this name; ports: {}", known.join(", ")),
+                        format!("no link direction has this name; ports: {known}"),
                     );
                 };
                 (port.replace("->", "-"), vec![id as PortId], vec![])
             }
             (None, Some(node)) => {
                 let Some(n) = net.node_id(node) else {
-                    let mut known: Vec<&str> = net.nodes.iter().map(|q| q.name.as_str()).collect();
-                    known.sort();
+                    let known = some_of(net.nodes.iter().map(|q| q.name.as_str()));
                     return err(
                         p.key("node"),
                         quoted(node),
-                        format!("no node has this name; declared nodes: {}", known.join(", ")),
+                        format!("no node has this name; declared nodes: {known}"),
                     );
                 };
                 let tx = net.nodes[n as usize].ports.clone();
@@ -179,15 +177,11 @@ pub fn attach_drops(sc: &Scenario, net: &mut Network, flows: &[Flow], root: &Key
 
 fn drop_rule(r: &DropRuleSpec, flows: &[Flow], p: &KeyPath) -> Result<DropRule> {
     let Some(id) = flows.iter().position(|f| f.name == r.flow) else {
-        let mut known: Vec<&str> = flows.iter().map(|f| f.name.as_str()).collect();
-        known.sort();
+        let known = some_of(flows.iter().map(|f| f.name.as_str()));
         return err(
             p.key("flow"),
             quoted(&r.flow),
-            format!(
-                "no flow has this name (flows of count > 1 are name.0, name.1, ...); flows: {}",
-                known.join(", ")
-            ),
+            format!("no flow has this name (flows of count > 1 are name.0, name.1, ...); flows: {known}"),
         );
     };
     let what = match (r.packet, r.segment) {

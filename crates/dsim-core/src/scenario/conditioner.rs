@@ -38,22 +38,28 @@ pub enum DirectionMatch {
     Any,
 }
 
-/// Which packets a conditioner conditions; every criterion given must hold.
+/// Which packets a conditioner conditions; every criterion given must hold. A list given
+/// must not be empty: leave the key out to match every flow.
+// (`flow = []` reads as "no flow", and was taken as "not given": every flow; issue 28.)
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, Params)]
 #[serde(deny_unknown_fields)]
 pub struct MatchSpec {
     /// Flow names, or `[[flow]]` names (all the flows of a `count` group).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub flow: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[param(nonempty)]
+    pub flow: Option<Vec<String>>,
     /// Source hosts.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub src: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[param(nonempty)]
+    pub src: Option<Vec<String>>,
     /// Destination hosts.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub dst: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[param(nonempty)]
+    pub dst: Option<Vec<String>>,
     /// Codepoints the packet carries when it reaches the block.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub dscp: Vec<Dscp>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[param(nonempty)]
+    pub dscp: Option<Vec<Dscp>>,
     /// Default: forward (any for an EF policer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<DirectionMatch>,

@@ -16,18 +16,46 @@ pub use schema::Scenario;
 
 use sha2::{Digest, Sha256};
 
-/// Parses and validates a scenario written in TOML. Errors carry the key path, the value,
-/// the rule and the line.
+use crate::params::limits::Limits;
+use crate::sim::estimate::Estimate;
+
+/// Parses and validates a scenario written in TOML, within the default [`Limits`]. Errors
+/// carry the key path, the value, the rule and the line.
 pub fn from_toml(text: &str) -> Result<Scenario, ConfigError> {
+    from_toml_within(text, &Limits::default()).map(|(sc, _)| sc)
+}
+
+/// Parses and validates a scenario within `limits`, and estimates the work of one run.
+pub fn from_toml_within(text: &str, limits: &Limits) -> Result<(Scenario, Estimate), ConfigError> {
+    check_toml(text, limits)?;
     let scenario = deserialize(text)?;
-    validate(&scenario).map_err(|e| with_location(e, text))?;
-    Ok(scenario)
+    let estimate = validate_within(&scenario, limits).map_err(|e| with_location(e, text))?;
+    Ok((scenario, estimate))
 }
 
 /// Checks every rule by building the scenario once (cheap), without running it.
 pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
+    validate_within(sc, &Limits::default()).map(|_| ())
+}
+
+/// [`validate`] within `limits` (counts checked from their numbers before anything is
+/// built); returns the estimated work of one run.
+pub fn validate_within(sc: &Scenario, limits: &Limits) -> Result<Estimate, ConfigError> {
+    let nodes = (sc.nodes.hosts.len() + sc.nodes.routers.len()) as u64;
+    let counts: Vec<u32> = sc.flows.iter().map(|f| f.count).collect();
+    limits.check_counts(nodes, sc.links.len() as u64, &counts)?;
     let sim = build(sc, sc.seed)?;
-    record::plan(sc, &sim).map(|_| ())
+    record::plan(sc, &sim)?;
+    Ok(crate::sim::estimate::estimate(&sim))
+}
+
+/// Checks TOML text before anything reads it as a scenario: its size, its syntax (64-bit
+/// integers included) and the depth of its nesting, within `limits`.
+pub fn check_toml(text: &str, limits: &Limits) -> Result<toml::Table, ConfigError> {
+    limits.check_text(text)?;
+    let table: toml::Table = toml::from_str(text).map_err(|e| syntax_error(&e, text))?;
+    limits.check_depth(&table).map_err(|e| with_location(e, text))?;
+    Ok(table)
 }
 
 /// The canonical TOML of a scenario: what `Scenario` serializes to, independent of the
@@ -72,11 +100,36 @@ fn deserialize_checked<T: serde::de::DeserializeOwned>(
 }
 
 fn syntax_error(e: &toml::de::Error, text: &str) -> ConfigError {
+    let line = e.span().map(|s| line_at(text, s.start));
+    if let Some(rule) = parser_limit_rule(e.message()) {
+        // The parser's own limits, said in the words of the rule; the value is the integer
+        // (shortened when shown), not the bracket where the nesting went too deep.
+        let value = (rule == crate::params::limits::INTEGER_RULE)
+            .then(|| e.span().map(|s| text[s].to_string()))
+            .flatten();
+        return ConfigError {
+            path: KeyPath::root(),
+            value,
+            rule: rule.to_string(),
+            line,
+        };
+    }
     ConfigError {
         path: KeyPath::root(),
         value: None,
         rule: format!("not valid TOML: {}", e.message()),
-        line: e.span().map(|s| line_at(text, s.start)),
+        line,
+    }
+}
+
+/// The rule behind a limit of the TOML parser's, from its message.
+fn parser_limit_rule(message: &str) -> Option<&'static str> {
+    if message.contains("integer number overflowed") {
+        Some(crate::params::limits::INTEGER_RULE)
+    } else if message.contains("recursion") {
+        Some("tables and arrays nest at most 80 levels in one value or one key (the TOML parser's limit)")
+    } else {
+        None
     }
 }
 

@@ -34,6 +34,11 @@ fn index_of(v: u64) -> usize {
     ((b as usize) << SUB_BUCKET_HALF_COUNT_MAGNITUDE) + (v >> b) as usize
 }
 
+/// Slots held once slot `i` is: whole buckets.
+fn slots_through(i: usize) -> usize {
+    (i | (SUB_BUCKET_HALF_COUNT - 1)) + 1
+}
+
 /// The lowest value of slot `i` (hdrhistogram's `value_for`).
 fn value_of(i: usize) -> u64 {
     let b = (i >> SUB_BUCKET_HALF_COUNT_MAGNITUDE) as isize - 1;
@@ -103,8 +108,14 @@ impl Distribution {
     #[inline(never)]
     fn grow_to_count(&mut self, i: usize) {
         // Whole buckets at a time, as the histogram grows.
-        self.counts.resize((i | (SUB_BUCKET_HALF_COUNT - 1)) + 1, 0);
+        self.counts.resize(slots_through(i), 0);
         self.counts[i] += 1;
+    }
+
+    /// The bytes of counts a distribution holds once it has recorded a sample of `max`
+    /// (memory grows with the range of values: [`crate::sim::estimate`]).
+    pub fn bytes_up_to(max: u64) -> usize {
+        slots_through(index_of(max)) * std::mem::size_of::<u64>()
     }
 
     pub fn count(&self) -> u64 {

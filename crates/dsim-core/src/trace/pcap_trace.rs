@@ -7,10 +7,14 @@
 //! cooked capture (113). Every record must carry an IPv4 datagram (RFC 791); its size is
 //! the IPv4 total length, its DSCP the six high bits of the TOS byte (RFC 2474), its ECN
 //! field the two low bits (RFC 3168 section 5), its flow the 5-tuple. pcapng files are
-//! refused (convert them with `editcap -F pcap`).
+//! refused (convert them with `editcap -F pcap`). Timestamps must not decrease from one
+//! record to the next (the rule every trace follows, [`crate::replay::check_trace`]), and a
+//! file is read up to a bound (`/dev/zero` is refused, not read forever).
+//!
+//! Errors name what is wrong in the capture, not its path: the caller knows the file.
 
 use std::fs;
-use std::io;
+use std::io::{self, Read};
 use std::path::Path;
 
 use super::pcap::checksum;
@@ -50,11 +54,33 @@ fn bad(what: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what)
 }
 
+/// The bytes of the file at `path`, refused beyond `max_bytes` (read with a bound: the
+/// file may be a device or a pipe that never ends).
+pub fn read_bounded(path: &Path, max_bytes: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    fs::File::open(path)?
+        .take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(bad(format!(
+            "larger than {} bytes, the limit of a trace ({})",
+            crate::params::limits::grouped(max_bytes),
+            crate::params::limits::how_to_raise("trace_bytes")
+        )));
+    }
+    Ok(bytes)
+}
+
 impl PcapTrace {
-    pub fn read(path: &Path) -> io::Result<PcapTrace> {
-        let bytes = fs::read(path)?;
+    /// Reads the capture at `path`, at most `max_bytes` long.
+    pub fn read(path: &Path, max_bytes: u64) -> io::Result<PcapTrace> {
+        PcapTrace::parse(&read_bounded(path, max_bytes)?)
+    }
+
+    /// Reads a capture from its bytes.
+    pub fn parse(bytes: &[u8]) -> io::Result<PcapTrace> {
         if bytes.len() < 24 {
-            return Err(bad(format!("{}: too short for a pcap file", path.display())));
+            return Err(bad("too short for a pcap file (24 bytes of header)".into()));
         }
         let magic = u32::from_le_bytes(bytes[0..4].try_into().expect("4 bytes"));
         let (big_endian, nanos) = match magic {
@@ -63,16 +89,10 @@ impl PcapTrace {
             0xd4c3_b2a1 => (true, false),
             0x4d3c_b2a1 => (true, true),
             0x0a0d_0d0a => {
-                return Err(bad(format!(
-                    "{}: pcapng is not supported; convert it with `editcap -F pcap`",
-                    path.display()
-                )));
+                return Err(bad("pcapng is not supported; convert it with `editcap -F pcap`".into()));
             }
             _ => {
-                return Err(bad(format!(
-                    "{}: not a pcap file (magic {magic:#010x})",
-                    path.display()
-                )));
+                return Err(bad(format!("not a pcap file (magic {magic:#010x})")));
             }
         };
         let u32_at = |b: &[u8], i: usize| {
@@ -83,25 +103,34 @@ impl PcapTrace {
                 u32::from_le_bytes(w)
             }
         };
-        let link = u32_at(&bytes, 20) & 0x0fff_ffff;
+        let link = u32_at(bytes, 20) & 0x0fff_ffff;
         if ![LINK_ETHERNET, LINK_RAW, LINK_IPV4, LINK_SLL].contains(&link) {
             return Err(bad(format!(
-                "{}: link type {link} is not supported (Ethernet, raw IP or Linux cooked)",
-                path.display()
+                "link type {link} is not supported (Ethernet, raw IP or Linux cooked)"
             )));
         }
         let mut records = Vec::new();
         let mut at = 24;
         while at + 16 <= bytes.len() {
             let i = records.len();
-            let (sec, frac) = (u32_at(&bytes, at) as u64, u32_at(&bytes, at + 4) as u64);
-            let (incl, orig) = (u32_at(&bytes, at + 8) as usize, u32_at(&bytes, at + 12));
+            let (sec, frac) = (u32_at(bytes, at) as u64, u32_at(bytes, at + 4) as u64);
+            let (incl, orig) = (u32_at(bytes, at + 8) as usize, u32_at(bytes, at + 12));
             let data = bytes
                 .get(at + 16..at + 16 + incl)
                 .ok_or_else(|| bad(format!("record {i} is cut short (file truncated?)")))?
                 .to_vec();
             at += 16 + incl;
-            let stamp_ns = sec * 1_000_000_000 + if nanos { frac } else { frac * 1000 };
+            let stamp_ns = stamp(i, sec, frac, nanos)?;
+            if let Some(prev) = records.last().map(|r: &Record| r.stamp_ns) {
+                if stamp_ns < prev {
+                    return Err(bad(format!(
+                        "record {i} is stamped {}, {} before record {}: arrival times must not decrease",
+                        show_stamp(stamp_ns),
+                        show_span(prev - stamp_ns),
+                        i - 1
+                    )));
+                }
+            }
             let ip =
                 ip_offset(link, &data).ok_or_else(|| bad(format!("record {i} does not carry an IPv4 datagram")))?;
             let h = &data[ip..];
@@ -135,10 +164,11 @@ impl PcapTrace {
         })
     }
 
-    /// Arrival time of record `i` relative to the first record.
+    /// Arrival time of record `i` relative to the first record (records never precede
+    /// the first: [`PcapTrace::parse`] refuses decreasing stamps).
     pub fn arrival(&self, i: usize) -> SimTime {
         let t0 = self.records.first().map_or(0, |r| r.stamp_ns);
-        SimTime(self.records[i].stamp_ns.saturating_sub(t0))
+        SimTime(self.records[i].stamp_ns - t0)
     }
 
     /// Writes the packets that `kept` lists, as (record, DSCP, ECN field, departure
@@ -169,7 +199,10 @@ impl PcapTrace {
                 let c = checksum(&data[ip..ip + ihl], 0);
                 data[ip + 10..ip + 12].copy_from_slice(&c.to_be_bytes());
             }
-            let t = t0 + depart.0;
+            let t = t0
+                .checked_add(depart.0)
+                .filter(|t| t / 1_000_000_000 <= u32::MAX as u64)
+                .ok_or_else(|| bad(format!("record {i} would leave after 2106, past what pcap stamps hold")))?;
             put(&mut out, (t / 1_000_000_000) as u32);
             let frac = t % 1_000_000_000;
             put(&mut out, if self.nanos { frac as u32 } else { (frac / 1000) as u32 });
@@ -179,6 +212,31 @@ impl PcapTrace {
         }
         fs::write(path, out)
     }
+}
+
+/// The stamp of record `i` in ns since the epoch; a fraction of a second must be one.
+fn stamp(i: usize, sec: u64, frac: u64, nanos: bool) -> io::Result<u64> {
+    let (per_sec, unit) = if nanos {
+        (1_000_000_000, "ns")
+    } else {
+        (1_000_000, "us")
+    };
+    if frac >= per_sec {
+        return Err(bad(format!(
+            "record {i} is stamped {sec} s and {frac} {unit}: the fraction of a second is below {per_sec} {unit}"
+        )));
+    }
+    Ok(sec * 1_000_000_000 + frac * (1_000_000_000 / per_sec))
+}
+
+/// A stamp as seconds since the epoch, to the nanosecond.
+fn show_stamp(ns: u64) -> String {
+    format!("{}.{:09} s", ns / 1_000_000_000, ns % 1_000_000_000)
+}
+
+/// A span of nanoseconds in the largest unit that keeps it whole.
+fn show_span(ns: u64) -> String {
+    crate::time::Duration(ns).to_string()
 }
 
 /// Where the IPv4 header starts in a record of link type `link`.
@@ -248,7 +306,7 @@ mod tests {
             w.write(SimTime(5_000_000_000 + k * 1_000), &p);
         }
         w.finish().unwrap();
-        let t = PcapTrace::read(&a).unwrap();
+        let t = PcapTrace::read(&a, u64::MAX).unwrap();
         assert_eq!(t.records.len(), 3);
         assert_eq!(t.records[1].size, 101);
         assert_eq!(t.records[2].dscp, Dscp::EF);
@@ -265,7 +323,7 @@ mod tests {
             ],
         )
         .unwrap();
-        let u = PcapTrace::read(&b).unwrap();
+        let u = PcapTrace::read(&b, u64::MAX).unwrap();
         assert_eq!(u.records.len(), 2);
         assert_eq!(u.records[0].size, 102);
         assert!(u.records.iter().all(|r| r.dscp == Dscp::af(1, 1)));
@@ -283,7 +341,7 @@ mod tests {
         let p = dir.join("x.pcap");
         fs::write(&p, [0x0a, 0x0d, 0x0d, 0x0a, 0, 0, 0, 0]).unwrap();
         assert!(
-            PcapTrace::read(&p)
+            PcapTrace::read(&p, u64::MAX)
                 .err()
                 .expect("refused")
                 .to_string()
@@ -293,12 +351,82 @@ mod tests {
         ng.resize(32, 0);
         fs::write(&p, &ng).unwrap();
         assert!(
-            PcapTrace::read(&p)
+            PcapTrace::read(&p, u64::MAX)
                 .err()
                 .expect("refused")
                 .to_string()
                 .contains("pcapng")
         );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A capture of two packets stamped `t0` and `t1` (ns since the epoch).
+    fn two_records(t0: u64, t1: u64) -> Vec<u8> {
+        let dir = std::env::temp_dir().join(format!("dsim-pcap-two-{}-{t0}-{t1}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let a = dir.join("a.pcap");
+        let mut w = PcapWriter::create(&a, 65_535).unwrap();
+        for t in [t0, t1] {
+            w.write(
+                SimTime(t),
+                &Packet {
+                    size: 100,
+                    ..Default::default()
+                },
+            );
+        }
+        w.finish().unwrap();
+        let bytes = fs::read(&a).unwrap();
+        fs::remove_dir_all(&dir).unwrap();
+        bytes
+    }
+
+    #[test]
+    fn stamps_must_not_decrease() {
+        // Issue 28: a second record 1 ms before the first came out at arrival 0.
+        let t0 = 1_732_531_200_123_456_000;
+        let e = PcapTrace::parse(&two_records(t0, t0 - 1_000_000))
+            .err()
+            .expect("refused");
+        assert_eq!(
+            e.to_string(),
+            "record 1 is stamped 1732531200.122456000 s, 1ms before record 0: arrival times must not decrease"
+        );
+        // Equal stamps are fine, and epoch times stay exact to the nanosecond.
+        let t = PcapTrace::parse(&two_records(t0, t0 + 100)).unwrap();
+        assert_eq!((t.records[1].stamp_ns, t.arrival(1)), (t0 + 100, SimTime(100)));
+        assert!(PcapTrace::parse(&two_records(t0, t0)).is_ok());
+    }
+
+    #[test]
+    fn a_fraction_of_a_second_is_below_one_second() {
+        let mut bytes = two_records(0, 5);
+        // The second record's fraction (nanoseconds: the writer's resolution) follows the
+        // global header (24), the first record's header (16) and data, and its seconds.
+        let first = u32::from_le_bytes(bytes[32..36].try_into().unwrap()) as usize;
+        let at = 24 + 16 + first + 4;
+        bytes[at..at + 4].copy_from_slice(&1_000_000_000u32.to_le_bytes());
+        let e = PcapTrace::parse(&bytes).err().expect("refused");
+        assert_eq!(
+            e.to_string(),
+            "record 1 is stamped 0 s and 1000000000 ns: the fraction of a second is below 1000000000 ns"
+        );
+    }
+
+    #[test]
+    fn reads_with_a_bound() {
+        let e = read_bounded(Path::new("/dev/zero"), 1_000).expect_err("refused");
+        assert!(
+            e.to_string()
+                .starts_with("larger than 1,000 bytes, the limit of a trace"),
+            "{e}"
+        );
+        let dir = std::env::temp_dir().join(format!("dsim-pcap-bound-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("x");
+        fs::write(&p, [7u8; 10]).unwrap();
+        assert_eq!(read_bounded(&p, 10).unwrap(), [7u8; 10]);
+        assert!(read_bounded(&p, 9).is_err());
         fs::remove_dir_all(&dir).unwrap();
     }
 }
