@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .. import units
 from .framework import (
     DOCUMENT, FULL, INVARIANT, TESTBED, All, Band, Claim, Experiment, Fn, Measures, Miss, Runs, Setup, Table, above, below,
     fmt, not_above, not_below, registry, rises, sweep_points,
@@ -60,6 +61,8 @@ MAPPINGS = {1: (0, 1, 0, 1), 2: (0, 1, 1, 1), 3: (0, 1, 1, 2), 4: (0, 2, 1, 2), 
 RED_MODELS = {"overlap": ((10, 40, 0.02), (10, 40, 0.05), (10, 40, 0.1)), "non-overlap": ((40, 55, 0.02), (25, 40, 0.05), (10, 25, 0.01))}
 #: DP2's max_p in the scenario files (the bottleneck is link[6]).
 DP2_MAXP = "link[6].forward.queue.precedence[2].max_p"
+#: The TCP target of a point of a file's sweep (the profilers' meters).
+TARGET_KEY = "conditioner[0].meter.target"
 
 # Figures 3-8, Mbit/s, rows in AGGREGATES order, columns TARGETS. Caption "(a) No Overlap"
 # = the non-overlap model, "(b) Overlap" = the overlap model.
@@ -205,7 +208,7 @@ def figure_setups(n: int, *, alternative: bool = True) -> list[Setup]:
     out = []
     for m in MODELS:
         for point in sweep_points(f"af-tcp-udp/s{n}-{m}.toml"):
-            t = float(point["conditioner[0].meter.target"].removesuffix("Mbps"))
+            t = units.rate_bps(point[TARGET_KEY], TARGET_KEY) / 1e6
             out.append(Setup(f"{n}/{m}/{t:g}", f"af-tcp-udp/s{n}-{m}.toml", point))
             if alternative and m == "non-overlap" and 2 in MAPPINGS[n]:
                 out.append(Setup(f"{n}/dp2 0.1/{t:g}", f"af-tcp-udp/s{n}-{m}.toml", point | {DP2_MAXP: 0.1}, "DP2 max_p 0.1", modes=(FULL,)))

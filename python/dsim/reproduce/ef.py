@@ -78,6 +78,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from .. import units
 from ..scenario import Scenario, drr, klass, priority, tb_shaper, wrr
 from .framework import (
     FULL, INVARIANT, QUICK, TESTBED, All, Band, Claim, Experiment, Fn, Miss, Runs, Setup, Table, above, below, close, falls,
@@ -300,15 +301,10 @@ PATH = ["R1", "R2", "R3", "R4", "R5", "D"]
 #: Hosts of the non-target microflows, in turn.
 FILLER_HOSTS = ("S2", "S3", "S4", "S1")
 
-_RATE = re.compile(r"^([0-9.]+)(bps|kbps|Mbps|Gbps)$")
-
-
-def rate_bps(text: str) -> float:
-    """'1.5Mbps' -> 1.5e6 (the units scenario files use for rates)."""
-    m = _RATE.match(text)
-    if not m:
-        raise ValueError(f"{text!r} is not a rate such as '1.5Mbps'")
-    return float(m.group(1)) * {"bps": 1, "kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9}[m.group(2)]
+def link_rate_bps(sc: Scenario, i: int) -> int:
+    """The rate of `link[i]`, bit/s, in any spelling the scenario accepts ("1.5Mbps",
+    "1500Kbps", "1.5Mbit/s")."""
+    return units.rate_bps(sc.data["link"][i]["rate"], f"link[{i}].rate")
 
 
 @dataclass(frozen=True)
@@ -433,7 +429,7 @@ def configure(
     sc.set("flow", [s.flow() for s in sources] + bg)
     arrivals = ef_arrivals(sources)
     hops = port_links(sc)
-    rates = [rate_bps(sc.data["link"][i]["rate"]) for i in hops]
+    rates = [link_rate_bps(sc, i) for i in hops]
     ef_mean = mean_packet_bytes([(s.rate_bps, s.size) for s in sources])
     for hop, (i, link_rate, arrival) in enumerate(zip(hops, rates, arrivals)):
         if kind == "pq":
@@ -471,7 +467,7 @@ def regulated(sc: Scenario, ratio: float) -> Scenario:
     token-bucket shaper at the hop's egress (rate = ratio x the EF arrival there, one
     1500 B packet deep): CBQ's regulation of a class that exceeds its allotment and may not
     borrow, which the document's ns-2 CBQ may have applied (not stated)."""
-    sources = [EfSource(f["name"], f["src"], int(rate_bps(f["app"]["rate"])), 0) for f in sc.data["flow"] if _is_ef(f)]
+    sources = [EfSource(f["name"], f["src"], units.rate_bps(f["app"]["rate"], f"flow[{k}].app.rate"), 0) for k, f in enumerate(sc.data["flow"]) if _is_ef(f)]
     arrivals = ef_arrivals(sources)
     out = sc.copy()
     conds = list(out.data.get("conditioner", []))
@@ -573,7 +569,7 @@ def vll_scenario(base: Scenario, link_pct: float, subscribed_kbps: float) -> Sce
     sources = [EfSource(f"vll{i}", h, int(subscribed_kbps * 1e3), 1500) for i, h in enumerate(VLL_HOSTS[:n], start=1)]
     arrivals = ef_arrivals(sources)
     for i, arrival in zip(port_links(sc), arrivals):
-        share = ef_share(1.0, rate_bps(sc.data["link"][i]["rate"]), arrival)
+        share = ef_share(1.0, link_rate_bps(sc, i), arrival)
         sc.set(f"link[{i}].forward", {"queue": scheduler_spec(WRR, queues=5, share=share)})
     return sc
 
@@ -622,8 +618,8 @@ def others_turns_ms(ratio: float, queues: int = 5) -> float:
     """How long the non-EF queues' turns of one WRR round last at the bottleneck, ms: the
     longest an EF packet that finds its queue empty waits for its turn. 5 queues at 1.03:
     4 x 1313 B at 1.5 Mbit/s = 28.0 ms; at 3.0, 4 x 750 B = 16.0 ms."""
-    ef, *others = scheduler_spec(WRR, queues=queues, share=ef_share(ratio))["classes"]
-    return sum(int(c["quantum"].removesuffix("B")) for c in others) * 8 / BOTTLENECK_BPS * 1e3
+    _, *others = scheduler_spec(WRR, queues=queues, share=ef_share(ratio))["classes"]
+    return sum(units.size_bytes(c["quantum"], f"classes[{k}].quantum") for k, c in enumerate(others, start=1)) * 8 / BOTTLENECK_BPS * 1e3
 
 
 def jitter_tables(tid: str, title: str, source: str, rows: tuple[Any, ...], data: dict[Any, Sequence[float]], label: str, sizes: Sequence[int] = EF_PACKET_SIZES, logx: bool = False) -> list[Table]:
