@@ -18,8 +18,9 @@ policer's rate, "the sum of the targets"), the profile meter (:func:`use_tsw`: s
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -469,9 +470,7 @@ def to_toml(sc: Scenario, header: str, *, dumbbell_file: bool = True) -> str:
     lines = [header.rstrip("\n"), "#", COMMON_HEADER.rstrip("\n"), ""]
     if dumbbell_file:
         lines[-1:-1] = ["#", DUMBBELL_HEADER.rstrip("\n")]
-    for k in ("name", "description", "duration", "warmup", "seed", "replications"):
-        if k in d:
-            lines.append(f"{k} = {_inline(d[k])}")
+    lines += [f"{k} = {_inline(d[k])}" for k in ("name", "description", "duration", "warmup", "seed", "replications") if k in d]
     for table in ("link", "flow", "conditioner"):
         lines += ["", f"{table} = ["]
         lines += [f"  {_inline(entry)}," for entry in d.get(table, [])]
