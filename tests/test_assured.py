@@ -9,6 +9,7 @@ import pytest
 
 import dsim
 from dsim.reproduce import assured_topology as topo
+from dsim.units import duration_ns
 
 AS_DIR = Path(topo.SCENARIO_DIR)
 
@@ -19,10 +20,7 @@ def load(name: str) -> dsim.Scenario:
 
 def us(delay: str) -> float:
     """A delay string of the files ("32200us", "5ms") in microseconds."""
-    for unit, mult in (("us", 1.0), ("ms", 1e3), ("s", 1e6)):
-        if delay.endswith(unit):
-            return float(delay[: -len(unit)]) * mult
-    raise ValueError(delay)
+    return duration_ns(delay, "delay") / 1e3
 
 
 def link(sc: dsim.Scenario, a: str, b: str) -> dict:
@@ -143,6 +141,11 @@ def test_cbr_file_is_section_3_3() -> None:
     for target, total in (("4Mbps", "14Mbps"), ("8Mbps", "18Mbps")):  # 70 % and 90 % subscribed
         v = conditioners(topo.cbr_source(sc, rate="6Mbps", target=target))
         assert v["profiler-h19"]["meter"]["rate"] == target and v["policer"]["meter"]["rate"] == total
+    # A target in any spelling the scenario accepts raises the policer by the same rate.
+    for target in ("4Mbit/s", "4000Kbps", "500KB/s"):
+        assert conditioners(topo.cbr_source(sc, rate="6Mbps", target=target))["policer"]["meter"]["rate"] == "14Mbps"
+    with pytest.raises(dsim.ScenarioError, match='target = "4Mb": rate "4Mb" has an unknown unit "Mb"'):
+        topo.cbr_source(sc, rate="6Mbps", target="4Mb")
 
 
 def test_merge_file_is_section_3_5() -> None:

@@ -356,6 +356,37 @@ def test_configure_sets_every_hop_and_splits_the_background() -> None:
         ef.configure(base, sources, "wrr", queues=5, ratio=1.03, allocation="both")
 
 
+@pytest.mark.parametrize("bottleneck", ["1.5Mbit/s", "1500Kbps", "1500000bps", "187.5KB/s"])
+def test_a_rate_in_any_spelling_the_scenario_accepts_gives_the_same_set_up(bottleneck: str) -> None:
+    # The reproduction reads the link rates with the core's parser (dsim.units), so every
+    # spelling of figure 6's 1.5 Mbit/s bottleneck (and of the 45 Mbit/s first hop) gives the
+    # allocations of "1.5Mbps" on every hop: the same scenario, key for key.
+    base = packaged("figure6.toml")
+    hops = ef.port_links(base)
+    assert (base.data["link"][hops[0]]["rate"], base.data["link"][hops[-1]]["rate"]) == ("45Mbps", "1.5Mbps")
+    respelled = base.copy().set(f"link[{hops[0]}].rate", "45Mbit/s").set(f"link[{hops[-1]}].rate", bottleneck)
+    sources = ef.ef_sources(8, 160)
+    for kind, allocation in (("wrr", "ratio"), ("drr", "share"), ("wrr-packets", "ratio")):
+        expected = ef.configure(base, sources, kind, queues=5, ratio=1.03, allocation=allocation)
+        sc = ef.configure(respelled, sources, kind, queues=5, ratio=1.03, allocation=allocation)
+        assert sc.canonical_toml() == expected.canonical_toml(), kind
+    sc = ef.regulated(ef.configure(respelled, sources, "wrr", queues=5, ratio=1.03), 1.03)
+    assert sc.canonical_toml() == ef.regulated(ef.configure(base, sources, "wrr", queues=5, ratio=1.03), 1.03).canonical_toml()
+    # The allocation read the rate: the bottleneck's quanta of test_configure_sets_every_hop...
+    assert [c["quantum"] for c in sc.data["link"][hops[-1]]["forward"]["queue"]["classes"]] == ["2318B", "1313B", "1313B", "1313B", "1313B"]
+    vll = packaged("vll.toml")
+    respelled_vll = vll.copy().set(f"link[{ef.port_links(vll)[-1]}].rate", bottleneck)
+    assert ef.vll_scenario(respelled_vll, 60, 225).canonical_toml() == ef.vll_scenario(vll, 60, 225).canonical_toml()
+
+
+def test_a_rate_the_scenario_refuses_is_refused_naming_its_key() -> None:
+    base = packaged("figure6.toml")
+    bottleneck = ef.port_links(base)[-1]
+    sc = base.copy().set(f"link[{bottleneck}].rate", "1.5Mb")
+    with pytest.raises(dsim.ScenarioError, match=rf'^link\[{bottleneck}\]\.rate = "1.5Mb": rate "1.5Mb" has an unknown unit "Mb"'):
+        ef.configure(sc, ef.ef_sources(8, 160), "wrr", queues=5, ratio=1.03)
+
+
 def test_vll_rows() -> None:
     # 20 % of 1.5 Mbit/s is three VLLs of 100 kbit/s; 40 % four of 150; 60 % four of 225.
     assert [ef.vll_count(r.link_pct_to_ef, r.subscribed_kbps * 1e3) for r in ef.TABLE4.itertuples()] == [3, 4, 4]

@@ -245,10 +245,10 @@ def test_every_published_cell_and_claim_is_a_check(outcomes: list[Outcome]) -> N
 
 
 FIELD = re.compile(r"\{[^{}]*\}")
-#: References into a document or to a tool: "section 5", "Table A.4", "ns-2", "C10", "DP2" ...
+#: References into a document or to a tool: "section 5", "Table A.4", "Tables 1-3", "A.3.2", "ns-2", "C10", "DP2" ...
 REFERENCE = re.compile(
-    r"ns-[23]|RFC \d+|sections? \d+(?:\.\d+)*|tables? [A-Z]?\.?\d+(?:\.\d+)?|figures? \d+(?: and \d+)?|appendix [A-Z](?:\.\d+)*"
-    r"|\bA\.\d+|\b[CST]\d+\b|\bp\d+|DP\d|issue \d+|af-s\d|seed \d+",
+    r"ns-[23]|RFC \d+|sections? \d+(?:\.\d+)*|tables? [A-Z]?\.?\d+(?:\.\d+)?(?:-\d+)?|figures? \d+(?: and \d+)?|appendix [A-Z](?:\.\d+)*"
+    r"|\bA(?:\.\d+)+|\b[CST]\d+\b|\bp\d+|DP\d|issue \d+|af-s\d|seed \d+",
     re.IGNORECASE,
 )
 NUMBER = re.compile(r"\d+(?:\.\d+)?")

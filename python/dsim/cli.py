@@ -260,17 +260,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _duration_s(text: str) -> float:
-    t = text.strip()
-    for unit, scale in (("ms", 1e-3), ("s", 1.0)):
-        if t.endswith(unit):
-            try:
-                v = float(t[: -len(unit)]) * scale
-            except ValueError:
-                break
-            if v <= 0:
-                raise argparse.ArgumentTypeError(f"{text} must be positive")
-            return v
-    raise argparse.ArgumentTypeError(f"{text!r} is not a duration with a unit (e.g. 20s, 500ms)")
+    """A duration option in seconds, read as a scenario's durations are (dsim.units)."""
+    from .units import duration_ns
+
+    try:
+        ns = duration_ns(text.strip(), "--duration")
+    except ScenarioError as e:
+        raise argparse.ArgumentTypeError(e.rule) from None
+    if ns <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be positive")
+    return ns / 1e9
 
 
 def _executor_args(p: argparse.ArgumentParser) -> None:

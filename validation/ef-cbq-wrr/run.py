@@ -105,7 +105,7 @@ def configure(base: dsim.Scenario, sources: list[ef.EfSource], variant: str, *, 
     settings = VARIANTS[variant]
     assert settings is not None
     hops = ef.port_links(sc)
-    rates = [ef.rate_bps(sc.data["link"][i]["rate"]) for i in hops]
+    rates = [ef.link_rate_bps(sc, i) for i in hops]
     for i, rate, arrival in zip(hops, rates, ef.ef_arrivals(sources), strict=True):
         sc.set(f"link[{i}].forward", {"queue": cbq_wrr(ef.ef_share(ratio, rate, arrival), queues, **settings)})
     return sc

@@ -11,25 +11,34 @@ from __future__ import annotations
 import time
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..errors import DsimError
 from .framework import FULL, QUICK, Experiment, Measures, Outcome, RunSet, evaluate, registry
 from .report import Report, figure_of_table, published_beside_dsim
 
+# Families register on import, in the order of the report (not isort's): the analytic checks,
+# then the documents by seed number (000 ABE, 001 TCP/UDP in AF, 002 Assured Service, 003 EF,
+# 004 RAS).
+# isort: off
+from . import queueing  # noqa: F401
+from . import abe  # noqa: F401
+from . import af_tcp_udp  # noqa: F401
+from . import assured  # noqa: F401
+from . import ef  # noqa: F401
+from . import ras  # noqa: F401
+# isort: on
+
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
     from rich.console import Console
 
-# Families register on import, in the order of the report: the analytic checks, then the
-# documents by seed number (000 ABE, 001 TCP/UDP in AF, 002 Assured Service, 003 EF, 004 RAS).
-from . import queueing  # noqa: E402,F401
-from . import abe  # noqa: E402,F401
-from . import af_tcp_udp  # noqa: E402,F401
-from . import assured  # noqa: E402,F401
-from . import ef  # noqa: E402,F401
-from . import ras  # noqa: E402,F401
+    from ..executors import Executor
+    from ..results import Results
+    from ..scenario import Scenario
 
 
-def run_experiments(experiments: list[Experiment], *, full: bool = False, out: Path = Path("results"), jobs: int | None = None, executor: Any = None, console: "Console | None" = None) -> Report:
+def run_experiments(experiments: list[Experiment], *, full: bool = False, out: Path = Path("results"), jobs: int | None = None, executor: str | Executor | None = None, console: Console | None = None) -> Report:
     """Runs `experiments` family by family, printing each outcome, then writes the report
     into `out` (after each family too: an interrupted run keeps what finished)."""
     from rich.console import Console
@@ -62,14 +71,15 @@ def run_experiments(experiments: list[Experiment], *, full: bool = False, out: P
     return report
 
 
-def run_setups(experiments: list[Experiment], mode: str, executor: Any, console: "Console") -> tuple[dict[tuple[str, str], Any], dict[str, str]]:
+def run_setups(experiments: list[Experiment], mode: str, executor: Executor, console: Console) -> tuple[dict[tuple[str, str], Results | DsimError], dict[str, str]]:
     """Runs every set-up of `experiments` in `mode` in one batch (a set-up that two
     experiments share runs once). Returns the Results (or the error) per (experiment,
     set-up) and the experiments whose set-ups could not be built."""
     from ..api import run_batch
 
     unique: dict[tuple[str, int], int] = {}
-    scenarios, counts = [], []
+    scenarios: list[Scenario] = []
+    counts: list[int] = []
     where: dict[tuple[str, str], int] = {}
     errors: dict[str, str] = {}
     for e in experiments:
@@ -83,7 +93,7 @@ def run_setups(experiments: list[Experiment], mode: str, executor: Any, console:
                     scenarios.append(sc)
                     counts.append(runs.replications)
                 where[(e.name, s.name)] = unique[key]
-        except Exception as exc:  # a set-up the validator refuses: that experiment errs
+        except Exception as exc:  # noqa: BLE001 (a set-up the validator or an edit refuses: that experiment errs, the others run)
             errors[e.name] = f"set-up: {type(exc).__name__}: {exc}"
     n = sum(counts)
     family = experiments[0].family
@@ -92,14 +102,14 @@ def run_setups(experiments: list[Experiment], mode: str, executor: Any, console:
     return {k: results[i] for k, i in where.items()}, errors
 
 
-def judge(e: Experiment, mode: str, results: dict[tuple[str, str], Any], error: str | None, out: Path) -> Outcome:
+def judge(e: Experiment, mode: str, results: dict[tuple[str, str], Results | DsimError], error: str | None, out: Path) -> Outcome:
     """The outcome of one experiment: its checks, tables and figures, or its error."""
     outcome = Outcome(e, mode)
     t0 = time.perf_counter()
     try:
         if error:
             raise RuntimeError(error)
-        runs = {}
+        runs: dict[str, Results] = {}
         for s in e.setups_for(mode):
             res = results[(e.name, s.name)]
             if isinstance(res, Exception):
@@ -116,14 +126,14 @@ def judge(e: Experiment, mode: str, results: dict[tuple[str, str], Any], error: 
             outcome.figures.append((name, save_figure(fig, out, f"{e.name}-{name}")))
     except KeyboardInterrupt:
         raise
-    except Exception as exc:  # an experiment that fails is reported, the others go on
+    except Exception as exc:  # noqa: BLE001 (an experiment that fails, for any reason, is reported; the others go on)
         outcome.error = f"{type(exc).__name__}: {exc}"
         outcome.notes.append("".join(traceback.format_exception(exc)[-3:]))
     outcome.wall_s = time.perf_counter() - t0
     return outcome
 
 
-def save_figure(fig: Any, out: Path, name: str) -> Path:
+def save_figure(fig: Figure, out: Path, name: str) -> Path:
     import matplotlib.pyplot as plt
 
     folder = out / "figures"

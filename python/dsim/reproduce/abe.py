@@ -20,14 +20,38 @@ files (abe/abe.toml, abe/abe-flat.toml, abe/transparency.toml).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .framework import (
-    DOCUMENT, FULL, INVARIANT, QUICK, TESTBED, All, Band, Claim, Experiment, Miss, Near, Runs, Setup, Table, above,
-    below, falls, grid, not_above, not_below, registry, rises,
+    DOCUMENT,
+    FULL,
+    INVARIANT,
+    QUICK,
+    TESTBED,
+    All,
+    Band,
+    Claim,
+    Experiment,
+    Measures,
+    Miss,
+    Near,
+    Runs,
+    RunSet,
+    Setup,
+    Table,
+    Values,
+    above,
+    below,
+    falls,
+    grid,
+    not_above,
+    not_below,
+    registry,
+    rises,
 )  # fmt: skip
 
 FAMILY = "abe"
@@ -38,22 +62,22 @@ DSD = COLUMNS[:3]
 D_MS = {"10ms": 10.0, "20ms": 20.0, "50ms": 50.0}
 
 #: Published (mean, 90 % half width) per row and column.
-TABLE1 = {  # green loss %, rows: blue TCP connections
+TABLE1: dict[int, list[tuple[float, float]]] = {  # green loss %, rows: blue TCP connections
     4: [(16.58, 12.07), (2.58, 0.71), (2.07, 0.25), (0.90, 0.34)],
     8: [(18.90, 1.59), (2.63, 0.44), (2.52, 0.62), (2.37, 0.40)],
     16: [(21.26, 6.44), (6.35, 0.59), (6.21, 0.41), (5.55, 0.41)],
 }
-TABLE2 = {  # blue aggregate throughput kbit/s, rows: blue TCP connections
+TABLE2: dict[int, list[tuple[float, float]]] = {  # blue aggregate throughput kbit/s, rows: blue TCP connections
     4: [(897.11, 1.87), (891.77, 0.44), (891.40, 0.51), (889.75, 0.65)],
     8: [(905.06, 3.91), (893.44, 0.51), (893.41, 0.16), (897.78, 0.57)],
     16: [(909.55, 4.74), (897.55, 0.61), (897.78, 0.57), (896.62, 0.85)],
 }
-TABLE3 = {  # green loss %, rows: green aggregate kbit/s (16 blue)
+TABLE3: dict[int, list[tuple[float, float]]] = {  # green loss %, rows: green aggregate kbit/s (16 blue)
     100: TABLE1[16],
     200: [(32.07, 12.52), (8.95, 0.95), (8.66, 1.01), (7.56, 0.58)],
     500: [(55.62, 7.19), (31.50, 7.03), (20.01, 3.30), (17.99, 2.30)],
 }
-TABLE4 = {  # blue aggregate throughput kbit/s, rows: green aggregate kbit/s (16 blue)
+TABLE4: dict[int, list[tuple[float, float]]] = {  # blue aggregate throughput kbit/s, rows: green aggregate kbit/s (16 blue)
     100: TABLE2[16],
     200: [(825.33, 3.30), (800.76, 2.20), (799.90, 2.59), (797.58, 2.10)],
     500: [(631.14, 44.06), (597.82, 16.15), (555.23, 8.20), (548.71, 7.81)],
@@ -86,14 +110,14 @@ def queue_spec(column: str, overshoot: bool = True) -> dict[str, Any]:
     return {"type": "dsd", "buffer": "75KB", "overshoot": overshoot, "d": column}
 
 
-def grid_setup(prefix: str, row: Any, col: str, green: list[int], blue: list[int], overshoot: bool = True, modes: tuple[str, ...] = (QUICK, FULL)) -> Setup:
+def grid_setup(prefix: str, row: int, col: str, green: list[int], blue: list[int], overshoot: bool = True, modes: tuple[str, ...] = (QUICK, FULL)) -> Setup:
     """One cell's run: abe.toml with the column's queue and the row's sources per host."""
     edits: dict[str, Any] = {BOTTLENECK: queue_spec(col, overshoot)}
     edits |= {f"flow[{k}].count": n for k, n in enumerate(green + blue)}
     return Setup(f"{prefix}/{row}/{col}", "abe/abe.toml", edits, modes=modes)
 
 
-def cell_metrics(flows: pd.DataFrame) -> dict[str, np.ndarray]:
+def cell_metrics(flows: pd.DataFrame) -> dict[str, Values]:
     """Per replication of one cell: green loss (%), blue IP throughput and goodput
     (kbit/s), green mean queueing delay (ms, weighted by packets delivered), green
     throughput (kbit/s), TCP segment loss (%)."""
@@ -106,13 +130,13 @@ def cell_metrics(flows: pd.DataFrame) -> dict[str, np.ndarray]:
                      blue["goodput_bps"].sum() / 1e3, ((green["delay_mean_ms"] - fixed) * delivered).sum() / delivered.sum(),
                      green["throughput_bps"].sum() / 1e3, 100.0 * blue["dropped_pkts"].sum() / blue["sent_pkts"].sum()))  # fmt: skip
     a = np.array(rows)
-    return dict(zip(("loss", "blue", "goodput", "wait", "green", "tcp loss"), a.T))
+    return dict(zip(("loss", "blue", "goodput", "wait", "green", "tcp loss"), a.T, strict=True))
 
 
-def grid_measures(runs: Any, prefix: str, rows: tuple[Any, ...]) -> dict[str, Any]:
+def grid_measures(runs: RunSet, prefix: str, rows: tuple[int, ...]) -> dict[str, Values]:
     """Every quantity of every cell as ``<quantity>/<row>/<column>``, and the pooled
     waits of the text (mean over the rows, replication by replication)."""
-    out: dict[str, Any] = {}
+    out: dict[str, Values] = {}
     for r in rows:
         for c in COLUMNS:
             for q, v in cell_metrics(runs[f"{prefix}/{r}/{c}"].flows).items():
@@ -124,17 +148,17 @@ def grid_measures(runs: Any, prefix: str, rows: tuple[Any, ...]) -> dict[str, An
     return out
 
 
-def tables(tid: str, loss: dict[Any, Any], tput: dict[Any, Any], label: str, source: str) -> list[Table]:
+def tables(tid: str, loss: Mapping[int, Sequence[tuple[float, float]]], tput: Mapping[int, Sequence[tuple[float, float]]], label: str, sources: tuple[str, str]) -> list[Table[int, str]]:
     kw: dict[str, Any] = {"row_label": label, "plot": "columns" if tid == "t1" else "rows", "logx": tid == "t3"}
     return [
-        Table(f"{tid}-loss", "green loss rate", f"{source[0]}, section 6", "%", tuple(loss), COLUMNS, grid(tuple(loss), COLUMNS, loss),
+        Table(f"{tid}-loss", "green loss rate", f"{sources[0]}, section 6", "%", tuple(loss), COLUMNS, grid(tuple(loss), COLUMNS, loss),
               lambda r, c: f"loss/{r}/{c}", CI_BAND, ylabel="green loss (%)", **kw),
-        Table(f"{tid}-blue", "blue aggregate throughput", f"{source[1]}, section 6", "kbit/s", tuple(tput), COLUMNS, grid(tuple(tput), COLUMNS, tput),
+        Table(f"{tid}-blue", "blue aggregate throughput", f"{sources[1]}, section 6", "kbit/s", tuple(tput), COLUMNS, grid(tuple(tput), COLUMNS, tput),
               lambda r, c: f"blue/{r}/{c}", CI_BAND, ylabel="blue throughput (kbit/s)", **kw),
     ]  # fmt: skip
 
 
-def invariants(tid: str, rows: tuple[Any, ...], label: str) -> list[Claim]:
+def invariants(tid: str, rows: tuple[int, ...], label: str) -> list[Claim]:
     """What DSD guarantees by design (section 5): green waits at most d; green never loses
     less than under flat best effort, blue never gets less (local transparency)."""
     out = []
@@ -161,14 +185,14 @@ def t1_setups(mode: str) -> list[Setup]:
     return main + [grid_setup("fit", n, "flat", [1] * 4, [n // 4] * 4, overshoot=False, modes=(FULL,)) for n in T1_ROWS]
 
 
-def t1_measure(runs: Any) -> dict[str, Any]:
-    out = grid_measures(runs, "t1", T1_ROWS) | FACTS | published_totals(TABLE1, TABLE2, {n: 100.0 for n in T1_ROWS})
+def t1_measure(runs: RunSet) -> dict[str, Values | float]:
+    out = grid_measures(runs, "t1", T1_ROWS) | FACTS | published_totals(TABLE1, TABLE2, dict.fromkeys(T1_ROWS, 100.0))
     if runs.full:
         out |= {f"fit loss/{n}": cell_metrics(runs[f"fit/{n}/flat"].flows)["loss"] for n in T1_ROWS}
     return out
 
 
-def t1_extra(runs: Any, m: Any) -> list[tuple[str, pd.DataFrame]]:
+def t1_extra(runs: RunSet, m: Measures) -> list[tuple[str, pd.DataFrame]]:
     rows = [{"blue TCP": n, **{f"wait {c} ms": m[f"wait/{n}/{c}"].show() for c in COLUMNS}, "blue goodput flat kbit/s": m[f"goodput/{n}/flat"].show(),
              "TCP segment loss flat %": m[f"tcp loss/{n}/flat"].show(), "blue + green flat kbit/s": m[f"total/{n}/flat"].show()} for n in T1_ROWS]  # fmt: skip
     out = [("Green mean queueing delay and the flat FIFO's TCP (dsim)", pd.DataFrame(rows))]
@@ -189,7 +213,7 @@ ROW4 = Miss(
 )
 
 
-def loss_miss(row: Any, col: str) -> Miss:
+def loss_miss(row: int, col: str) -> Miss:
     """A green-loss cell below the testbed's, as the flat FIFO of the same row is."""
     flat = f"under flat best effort, which has no ABE in it, {{loss/{row}/flat:.2f}} % against {{pub.loss/{row}/flat:.2f}} %"
     here = flat if col == "flat" else f"{{loss/{row}/{col}:.2f}} % against the testbed's {{pub.loss/{row}/{col}:.2f}} %, and {flat}"
@@ -200,7 +224,7 @@ def loss_miss(row: Any, col: str) -> Miss:
     )
 
 
-def blue_miss(row: Any, col: str) -> Miss:
+def blue_miss(row: int, col: str) -> Miss:
     """A blue-throughput cell above the testbed's by the framing the testbed's link carried."""
     return Miss(
         TESTBED,
@@ -212,7 +236,7 @@ def blue_miss(row: Any, col: str) -> Miss:
     )
 
 
-def published_totals(loss: dict[Any, Any], tput: dict[Any, Any], green_kbps: dict[Any, float]) -> dict[str, float]:
+def published_totals(loss: Mapping[int, Sequence[tuple[float, float]]], tput: Mapping[int, Sequence[tuple[float, float]]], green_kbps: Mapping[int, float]) -> dict[str, float]:
     """The testbed's blue throughput plus its green traffic delivered, per cell (kbit/s)."""
     return {f"pub total/{r}/{c}": tput[r][i][0] + green_kbps[r] * (1 - loss[r][i][0] / 100) for r in loss for i, c in enumerate(COLUMNS)}
 
@@ -272,8 +296,8 @@ registry.add(
             ),
         },
         notes=[
-            "Green loss under flat BE, dsim against the testbed: 4 blue {loss/4/flat:.2f} vs {pub.loss/4/flat:.2f} %, 8 blue "
-            "{loss/8/flat:.2f} vs {pub.loss/8/flat:.2f} %, 16 blue {loss/16/flat:.2f} vs {pub.loss/16/flat:.2f} %.",
+            ("Green loss under flat BE, dsim against the testbed: 4 blue {loss/4/flat:.2f} vs {pub.loss/4/flat:.2f} %, 8 blue "
+             "{loss/8/flat:.2f} vs {pub.loss/8/flat:.2f} %, 16 blue {loss/16/flat:.2f} vs {pub.loss/16/flat:.2f} %."),
         ],
         full_only=T1_FULL_ONLY,
         extra=t1_extra,
@@ -349,8 +373,8 @@ def transparency_setups(mode: str) -> list[Setup]:
     return out
 
 
-def transparency_measure(runs: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def transparency_measure(runs: RunSet) -> dict[str, Values]:
+    out: dict[str, Values] = {}
     for name in runs:
         f = runs[name].flows
         out[f"test/{name}"] = f[f["flow"] == "test"].sort_values("replication")["throughput_bps"].to_numpy() / 1e3
@@ -364,7 +388,7 @@ def transparency_measure(runs: Any) -> dict[str, Any]:
     return out
 
 
-def transparency_table(runs: Any, m: Any) -> list[tuple[str, pd.DataFrame]]:
+def transparency_table(runs: RunSet, m: Measures) -> list[tuple[str, pd.DataFrame]]:
     rows = [{"blue sources": n, "d": d, "loop": loop, "test blue kbit/s": m[f"test/{n}/{d}/{loop}/blue"].show(), "test green kbit/s": m[f"test/{n}/{d}/{loop}/green"].show(),
              "green / blue": m[f"ratio/{n}/{d}/{loop}"].show(), "g mean (green run)": m[f"g/{n}/{d}/{loop}/green"].show()}
             for n, d in TRANSPARENCY for loop in LOOPS if f"ratio/{n}/{d}/{loop}" in m]  # fmt: skip
@@ -383,7 +407,7 @@ registry.add(
                     "sections 2, 5.1 (dsim's loop: sched/dsd/control.rs)", not_above(f"ratio/{n}/{d}/on", 1.0), kind=INVARIANT) for n, d in TRANSPARENCY],
             *[Claim(f"loop-on-blue-not-hurt-{n}-{d}", f"{n} blue, d = {d}, control loop: the blue sources get no less when the test source turns green",
                     "section 2, requirement 4", not_below(f"others/{n}/{d}/on/green", f"others/{n}/{d}/on/blue"), kind=INVARIANT) for n, d in TRANSPARENCY],
-        ],  # fmt: skip
+        ],
         extra=transparency_table,
         doc="n blue TFRC sources (RFC 5348) and one test TFRC source through the 1 Mbit/s, 75 KB bottleneck with DSD; the "
         "test source entirely green or entirely blue, with the same seeds (paired runs). The control loop of section 5.1 is "

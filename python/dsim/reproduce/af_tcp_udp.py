@@ -27,16 +27,50 @@ Known defects of the document and what dsim does (docs/af-tcp-udp.md):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from .. import units
 from .framework import (
-    DOCUMENT, FULL, INVARIANT, TESTBED, All, Band, Claim, Experiment, Fn, Measures, Miss, Runs, Setup, Table, above, below,
-    fmt, not_above, not_below, registry, rises, sweep_points,
+    DOCUMENT,
+    FULL,
+    INVARIANT,
+    TESTBED,
+    All,
+    Band,
+    Claim,
+    Experiment,
+    Extra,
+    Figures,
+    Fn,
+    Measures,
+    Miss,
+    Predicate,
+    Quantity,
+    Runs,
+    RunSet,
+    Sample,
+    Setup,
+    Table,
+    Values,
+    above,
+    below,
+    fmt,
+    not_above,
+    not_below,
+    registry,
+    rises,
+    sweep_points,
 )  # fmt: skip
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ..results import Results
 
 FAMILY = "af-tcp-udp"
 SOURCE = "seed 001 (draft-nsbnpp-diffserv-udptcpaf-01)"
@@ -60,6 +94,8 @@ MAPPINGS = {1: (0, 1, 0, 1), 2: (0, 1, 1, 1), 3: (0, 1, 1, 2), 4: (0, 2, 1, 2), 
 RED_MODELS = {"overlap": ((10, 40, 0.02), (10, 40, 0.05), (10, 40, 0.1)), "non-overlap": ((40, 55, 0.02), (25, 40, 0.05), (10, 25, 0.01))}
 #: DP2's max_p in the scenario files (the bottleneck is link[6]).
 DP2_MAXP = "link[6].forward.queue.precedence[2].max_p"
+#: The TCP target of a point of a file's sweep (the profilers' meters).
+TARGET_KEY = "conditioner[0].meter.target"
 
 # Figures 3-8, Mbit/s, rows in AGGREGATES order, columns TARGETS. Caption "(a) No Overlap"
 # = the non-overlap model, "(b) Overlap" = the overlap model.
@@ -179,7 +215,7 @@ def criteria(rates: pd.DataFrame, *, excess_split: str = "equal") -> Verdicts:
 
 def combine(by_model: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     """One Table 3 row from both RED models' rows: the common verdict, or "***"."""
-    return tuple(cells[0] if len(set(cells)) == 1 else "***" for cells in zip(*by_model.values()))
+    return tuple(cells[0] if len(set(cells)) == 1 else "***" for cells in zip(*by_model.values(), strict=True))
 
 
 def published_figure(n: int, model: str) -> pd.DataFrame:
@@ -205,7 +241,7 @@ def figure_setups(n: int, *, alternative: bool = True) -> list[Setup]:
     out = []
     for m in MODELS:
         for point in sweep_points(f"af-tcp-udp/s{n}-{m}.toml"):
-            t = float(point["conditioner[0].meter.target"].removesuffix("Mbps"))
+            t = units.rate_bps(point[TARGET_KEY], TARGET_KEY) / 1e6
             out.append(Setup(f"{n}/{m}/{t:g}", f"af-tcp-udp/s{n}-{m}.toml", point))
             if alternative and m == "non-overlap" and 2 in MAPPINGS[n]:
                 out.append(Setup(f"{n}/dp2 0.1/{t:g}", f"af-tcp-udp/s{n}-{m}.toml", point | {DP2_MAXP: 0.1}, "DP2 max_p 0.1", modes=(FULL,)))
@@ -220,10 +256,10 @@ def aggregate_rates(flows: pd.DataFrame) -> pd.DataFrame:
     f["aggregate"] = f["flow"].str.split(".").str[0]
     f["rate"] = np.where(f["transport"] == "tcp", f["goodput_bps"], f["throughput_bps"]) / 1e6
     keys = [k for k in ("point", "replication") if k in f.columns] + ["aggregate"]
-    return f.groupby(keys, as_index=False)["rate"].sum()
+    return f.groupby(keys)["rate"].sum().reset_index()
 
 
-def rates_of(res: Any) -> pd.DataFrame:
+def rates_of(res: Results) -> pd.DataFrame:
     """replication x aggregate, Mbit/s."""
     return aggregate_rates(res.flows).pivot(index="replication", columns="aggregate", values="rate")
 
@@ -234,38 +270,40 @@ FIGURE_FACTS = {f"figure {kind}/{n}/{m}/{t:g}": float(published_figure(n, m).loc
                 for n, m in FIGURES for kind, members in (("tcp", TCP), ("udp", UDP)) for t in TARGETS}  # fmt: skip
 
 
-def figure_measures(runs: Any, n: int) -> dict[str, Any]:
+def figure_measures(runs: RunSet, n: int) -> dict[str, Quantity]:
     """``rate/<n>/<model>/<target>/<aggregate>``, the type means ``tcp/...`` and ``udp/...``,
     their rates relative to the targets ``rel tcp/...``, ``rel udp/...``, and the values
     Table 3's criteria decide on, dsim's (``criterion/<n>/<model>/<criterion>/<kind>``) and
     the published figures' (``pub criterion/...``)."""
-    out: dict[str, Any] = dict(FIGURE_FACTS)
+    out: dict[str, Quantity] = dict(FIGURE_FACTS)
+    rates: dict[str, Values] = {}
     for m in (*MODELS, "dp2 0.1"):
         for t in TARGETS:
             name = f"{n}/{m}/{t:g}"
             if name not in runs:
                 continue
             r = rates_of(runs[name])
-            out |= {f"rate/{name}/{a}": r[a].to_numpy() for a in AGGREGATES}
-            out[f"tcp/{name}"] = r[list(TCP)].mean(axis=1).to_numpy()
-            out[f"udp/{name}"] = r[list(UDP)].mean(axis=1).to_numpy()
-            out[f"rel tcp/{name}"] = out[f"tcp/{name}"] / t
-            out[f"rel udp/{name}"] = out[f"udp/{name}"] / UDP_TARGET
+            rates |= {f"rate/{name}/{a}": r[a].to_numpy() for a in AGGREGATES}
+            out[f"tcp/{name}"] = tcp = r[list(TCP)].mean(axis=1).to_numpy()
+            out[f"udp/{name}"] = udp = r[list(UDP)].mean(axis=1).to_numpy()
+            out[f"rel tcp/{name}"] = tcp / t
+            out[f"rel udp/{name}"] = udp / UDP_TARGET
+    out |= rates
     for m in MODELS:
-        if f"rate/{n}/{m}/0.25/tcp-c1" in out:
-            sim = criteria(pd.DataFrame([[np.mean(out[f"rate/{n}/{m}/{t:g}/{a}"]) for t in TARGETS] for a in AGGREGATES], index=list(AGGREGATES), columns=list(TARGETS)))
+        if f"rate/{n}/{m}/0.25/tcp-c1" in rates:
+            sim = criteria(pd.DataFrame([[np.mean(rates[f"rate/{n}/{m}/{t:g}/{a}"]) for t in TARGETS] for a in AGGREGATES], index=list(AGGREGATES), columns=list(TARGETS)))
             pub = criteria(published_figure(n, m))
             out |= {f"criterion/{n}/{m}/{c}/{k}": sim.values[(c, k)] for c, k, _ in CRITERIA}
             out |= {f"pub criterion/{n}/{m}/{c}/{k}": pub.values[(c, k)] for c, k, _ in CRITERIA}
     return out
 
 
-def mean_figure(m: Any, n: int, model: str) -> pd.DataFrame:
+def mean_figure(m: Mapping[str, Sample], n: int, model: str) -> pd.DataFrame:
     """dsim's figure (means over replications) from the quantities."""
     return pd.DataFrame([[m[f"rate/{n}/{model}/{t:g}/{a}"].mean for t in TARGETS] for a in AGGREGATES], index=list(AGGREGATES), columns=list(TARGETS))
 
 
-def dsim_row(m: Any, n: int, model_names: tuple[str, ...] = MODELS, excess_split: str = "equal") -> tuple[tuple[str, ...], dict[str, Verdicts]]:
+def dsim_row(m: Mapping[str, Sample], n: int, model_names: tuple[str, ...] = MODELS, excess_split: str = "equal") -> tuple[tuple[str, ...], dict[str, Verdicts]]:
     v = {mod: criteria(mean_figure(m, n, mod), excess_split=excess_split) for mod in model_names}
     return combine({mod: v[mod].row() for mod in model_names}), v
 
@@ -280,7 +318,7 @@ def noise_band(published: pd.DataFrame, target: float) -> Band:
     return Band("the half-spread of the figure's four equal-target TCP groups at this target, at least 0.05 Mbit/s", abs=max(spread, CAPACITY / 100))
 
 
-def figure_table(n: int, model: str) -> Table:
+def figure_table(n: int, model: str) -> Table[str, float]:
     """The figure's two ends (over- and under-provisioned), mean TCP group and mean UDP flow."""
     pub = published_figure(n, model)
     values = {(kind, t): float(pub.loc[list(TCP if kind == "TCP" else UDP), t].mean()) for kind in ("TCP", "UDP") for t in ENDS}
@@ -289,18 +327,23 @@ def figure_table(n: int, model: str) -> Table:
                  lambda r, c: noise_band(pub, c), plot=None)  # fmt: skip
 
 
-def each(models: tuple[str, ...], targets: tuple[float, ...], make: Any) -> All:
+def each(models: tuple[str, ...], targets: tuple[float, ...], make: Callable[[str, float], Predicate]) -> All:
     return All([make(m, t) for m in models for t in targets])
 
 
 def section3_claims(n: int) -> list[Claim]:
     """Section 3's words about scenario `n`, as predicates on dsim's quantities."""
     lo, hi = ENDS
-    k = lambda q, m, t: f"{q}/{n}/{m}/{t:g}"  # noqa: E731
     src = f"section 3, figure {n + 2}"
-    achieve = lambda q, target: each(MODELS, OVER, lambda m, t: not_below(k(q, m, t), (1 - TARGET_TOLERANCE) * (t if q == "tcp" else target)))  # noqa: E731
+
+    def k(q: str, m: str, t: float) -> str:
+        return f"{q}/{n}/{m}/{t:g}"
+
+    def achieve(q: str, target: float | None) -> All:
+        return each(MODELS, OVER, lambda m, t: not_below(k(q, m, t), (1 - TARGET_TOLERANCE) * (t if target is None else target)))
+
     udp_gains = each(MODELS, (hi,), lambda m, t: above(k("rel udp", m, t), k("rel tcp", m, t)))
-    claims = {
+    claims: dict[int, list[tuple[str, str, Predicate]]] = {
         1: [("tcp-target", "'TCP flows achieve their target rates in an over-provisioned network' (within 5 %)", achieve("tcp", None)),
             ("udp-excess", "'The UDP flows not only achieve their targets but get a share of the bandwidth for their out-of-profile packets' (over-provisioned)",
              each(MODELS, OVER, lambda m, t: above(k("udp", m, t), UDP_TARGET))),
@@ -339,7 +382,7 @@ def table3_claims(n: int) -> list[Claim]:
     def cell(i: int) -> Fn:
         crit, kind, _ = CRITERIA[i]
 
-        def judge(m: Any) -> tuple[bool, str]:
+        def judge(m: Mapping[str, Sample]) -> tuple[bool, str]:
             row, v = dsim_row(m, n)
             return row[i] == TABLE3[n][i], f"{row[i]} ({', '.join(f'{mod} {fmt(v[mod].values[(crit, kind)])}' for mod in MODELS)})"
 
@@ -353,18 +396,18 @@ def table3_claims(n: int) -> list[Claim]:
     ]  # fmt: skip
 
 
-def figure_plot(n: int):
+def figure_plot(n: int) -> Figures:
     """Mean TCP group and mean UDP flow against the TCP target, both models, the published
     figure dashed (and the DP2 max_p 0.1 alternative, full mode)."""
 
-    def draw(runs: Any, m: Any) -> list[tuple[str, Any]]:
+    def draw(runs: RunSet, m: Measures) -> list[tuple[str, Figure]]:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
         fig, axes = plt.subplots(1, 2, figsize=(10.4, 3.8), sharey=True)
-        for ax, model in zip(axes, MODELS):
+        for ax, model in zip(axes, MODELS, strict=True):
             pub = published_figure(n, model)
             for kind, colour, members in (("tcp", "tab:blue", TCP), ("udp", "tab:red", UDP)):
                 s = [m[f"{kind}/{n}/{model}/{t:g}"] for t in TARGETS]
@@ -385,12 +428,12 @@ def figure_plot(n: int):
     return draw
 
 
-def figure_extra(n: int):
-    def extra(runs: Any, m: Any) -> list[tuple[str, pd.DataFrame]]:
+def figure_extra(n: int) -> Extra:
+    def extra(runs: RunSet, m: Measures) -> list[tuple[str, pd.DataFrame]]:
         out = []
         for model in MODELS:
             pub, sim = published_figure(n, model), mean_figure(m, n, model)
-            rows = [{"aggregate": LABELS[a], "source": src, **{f"{t:g}": fmt(float(fig.loc[a, t])) for t in TARGETS}} for a in AGGREGATES for src, fig in (("published", pub), ("dsim", sim))]
+            rows = [{"aggregate": LABELS[a], "source": src, **{f"{t:g}": fmt(float(v)) for t, v in zip(TARGETS, fig.loc[a].to_numpy(), strict=True)}} for a in AGGREGATES for src, fig in (("published", pub), ("dsim", sim))]
             out.append((f"Figure {n + 2}, {model} model: Mbit/s per TCP group and UDP flow against the TCP target", pd.DataFrame(rows)))
         if f"tcp/{n}/dp2 0.1/0.25" in m:
             row, _ = dsim_row(m, n, ("dp2 0.1", "overlap"))
@@ -426,7 +469,7 @@ CRITERION = Miss(
 )
 
 
-def fill(miss: Miss, **fields: Any) -> Miss:
+def fill(miss: Miss, **fields: object) -> Miss:
     """A reason template with some of its fields fixed (scenario, model)."""
     text = miss.reason
     for k, v in fields.items():
@@ -481,30 +524,30 @@ registry.add(
 # -- Table 3 as a whole (section 4) -----------------------------------------------------------
 
 
-def matrix(m: Any) -> dict[int, dict[str, int]]:
+def matrix(m: Mapping[str, Sample]) -> dict[int, dict[str, int]]:
     """Criteria met per scenario and RED model in dsim's figures."""
     return {n: {mod: sum(v == "Y" for v in dsim_row(m, n)[1][mod].row()) for mod in MODELS} for n in range(1, 7)}
 
 
-def table3_extra(runs: Any, m: Any) -> list[tuple[str, pd.DataFrame]]:
+def table3_extra(runs: RunSet, m: Measures) -> list[tuple[str, pd.DataFrame]]:
     names = [f"{c} {k.upper()}" for c, k, _ in CRITERIA]
     rows = []
     for n in range(1, 7):
         pub_row, _ = _published_row_from_figures(n)
         row, _ = dsim_row(m, n)
-        rows.append({"scenario": n, **{name: f"{p} / {f} / {d}" + ("" if p == d else "  x") for name, p, f, d in zip(names, TABLE3[n], pub_row, row)}})
+        rows.append({"scenario": n, **{name: f"{p} / {f} / {d}" + ("" if p == d else "  x") for name, p, f, d in zip(names, TABLE3[n], pub_row, row, strict=True)}})
     return [("Table 3: published / the criteria on the published figures / dsim (Y yes, * no, *** depends on the RED model; x: dsim differs)", pd.DataFrame(rows))]
 
 
-def table3_measure(runs: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def table3_measure(runs: RunSet) -> dict[str, Quantity]:
+    out: dict[str, Quantity] = {}
     for n in range(1, 7):
         out |= figure_measures(runs, n)
     mm = Measures(out)
-    agree = sum(a == b for n in range(1, 7) for a, b in zip(dsim_row(mm, n)[0], TABLE3[n]))
-    agree_pub = sum(a == b for n in range(1, 7) for a, b in zip(_published_row_from_figures(n)[0], TABLE3[n]))
-    prop = sum(a == b for n in range(1, 7) for a, b in zip(dsim_row(mm, n, excess_split="target")[0], TABLE3[n]))
-    prop_pub = sum(a == b for n in range(1, 7) for a, b in zip(_published_row_from_figures(n, "target")[0], TABLE3[n]))
+    agree = sum(a == b for n in range(1, 7) for a, b in zip(dsim_row(mm, n)[0], TABLE3[n], strict=True))
+    agree_pub = sum(a == b for n in range(1, 7) for a, b in zip(_published_row_from_figures(n)[0], TABLE3[n], strict=True))
+    prop = sum(a == b for n in range(1, 7) for a, b in zip(dsim_row(mm, n, excess_split="target")[0], TABLE3[n], strict=True))
+    prop_pub = sum(a == b for n in range(1, 7) for a, b in zip(_published_row_from_figures(n, "target")[0], TABLE3[n], strict=True))
     most = max(max(c.values()) for c in matrix(mm).values())
     return out | {"agree": agree, "agree pub": agree_pub, "agree prop": prop, "agree prop pub": prop_pub, "cells": 36, "most met": most}
 
@@ -519,7 +562,7 @@ registry.add(
                   "section 4", Fn(lambda m: (max(max(c.values()) for c in matrix(m).values()) <= 4,
                                              ", ".join(f"s{n}: {c['non-overlap']}/{c['overlap']}" for n, c in matrix(m).items()) + " (non-overlap/overlap)"),
                                   "criteria met per scenario and model, at most four")),
-        ],  # fmt: skip
+        ],
         expected={
             "at-most-four": Miss(
                 TESTBED,
@@ -529,9 +572,9 @@ registry.add(
             ),
         },
         notes=[
-            "dsim's matrix agrees with the published one in {agree:.0f} of {cells:.0f} cells; the same criteria applied to the published "
-            "figures agree in {agree pub:.0f}. Splitting the excess in proportion to the targets instead of equally: dsim {agree prop:.0f}, "
-            "the published figures {agree prop pub:.0f}.",
+            ("dsim's matrix agrees with the published one in {agree:.0f} of {cells:.0f} cells; the same criteria applied to the published "
+             "figures agree in {agree pub:.0f}. Splitting the excess in proportion to the targets instead of equally: dsim {agree prop:.0f}, "
+             "the published figures {agree prop pub:.0f}."),
         ],
         extra=table3_extra,
         doc="Table 3 from dsim's figures (the criteria of section 1 as code, both RED models combined), beside the published "
@@ -547,8 +590,8 @@ def decoupled_setups(mode: str) -> list[Setup]:
     return [Setup(f"d{n}/{p}", f"af-tcp-udp/decoupled-s{n}.toml", point) for n in (1, 2, 5) for p, point in enumerate(sweep_points(f"af-tcp-udp/decoupled-s{n}.toml"))]
 
 
-def decoupled_measure(runs: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def decoupled_measure(runs: RunSet) -> dict[str, Quantity]:
+    out: dict[str, Quantity] = {}
     for label, n, p, _ in TABLE4:
         r = rates_of(runs[f"d{n}/{p}"])
         out[f"tcp/{label}"] = r[list(TCP)].mean(axis=1).to_numpy()
@@ -565,17 +608,17 @@ def decoupled_measure(runs: Any) -> dict[str, Any]:
 
 
 def table4_band(label: str) -> Band:
-    pub = dict((row[0], row[3]) for row in TABLE4)[label]
+    pub = {row[0]: row[3] for row in TABLE4}[label]
     spread = (max(pub[:4]) - min(pub[:4])) / 2
     return Band("the half-spread of the row's four equal-target TCP groups, at least 0.05 Mbit/s", abs=max(spread, CAPACITY / 100))
 
 
-def decoupled_extra(runs: Any, m: Any) -> list[tuple[str, pd.DataFrame]]:
+def decoupled_extra(runs: RunSet, m: Measures) -> list[tuple[str, pd.DataFrame]]:
     cols = ["TCP1", "TCP2", "TCP3", "TCP4", "UDP1", "UDP2"]
     rows = []
     for label, _, _, pub in TABLE4:
-        rows.append({"experiment": label, "source": "published", **{c: fmt(v) for c, v in zip(cols, pub)}})
-        rows.append({"experiment": label, "source": "dsim", **{c: m[f"rate/{label}/{a}"].show() for c, a in zip(cols, AGGREGATES)}})
+        rows.append({"experiment": label, "source": "published", **{c: fmt(v) for c, v in zip(cols, pub, strict=True)}})
+        rows.append({"experiment": label, "source": "dsim", **{c: m[f"rate/{label}/{a}"].show() for c, a in zip(cols, AGGREGATES, strict=True)}})
     sweep = [{"DP2 max_th (p)": t, "UDP per flow (Mbit/s)": m[f"udp/max_th {t}"].show(), "queue (p)": m[f"queue/{t}"].show(), "DP2 in queue (p)": m[f"dp2 queue/{t}"].show(),
               "(DP2/2)/queue x 5 Mbit/s": m[f"udp from occupancy/{t}"].show()} for t in DP2_MAX_TH]  # fmt: skip
     return [("Table 4: Mbit/s per TCP group and UDP flow", pd.DataFrame(rows)), ("Experiment three (scenario 5, decoupled): UDP rate and queue against DP2 max_th", pd.DataFrame(sweep))]
@@ -618,8 +661,8 @@ registry.add(
                   "section 5", Fn(lambda m: (abs(m["udp from occupancy/15"].mean - m["udp/max_th 15"].mean) <= 0.2 * m["udp/max_th 15"].mean,
                                              f"{m['udp/max_th 15'].show()} measured, {m['udp from occupancy/15'].show()} from the occupancy"), "measured within 20 % of the occupancy's share"),
                   kind=INVARIANT, published="0.5 = (7/70) x 5"),
-        ],  # fmt: skip
-        expected={"t4-three-UDP": TCP_OCCUPANCY} | {k: DP1_DECOUPLED for k in ("t4-one ii-UDP", "t4-two ii-TCP", "t4-two ii-UDP", "two ii-udp-protected")},
+        ],
+        expected={"t4-three-UDP": TCP_OCCUPANCY} | dict.fromkeys(("t4-one ii-UDP", "t4-two ii-TCP", "t4-two ii-UDP", "two ii-udp-protected"), DP1_DECOUPLED),
         extra=decoupled_extra,
         doc="Scenarios 1, 2 and 5 with the decoupled drop decision (each precedence judged on its own occupancy), TCP "
         "targets 1 Mbit/s, UDP 0.5 Mbit/s: Table 4's five settings, and scenario 5's UDP rate against DP2's max_th.",

@@ -14,16 +14,45 @@ source's its delivered datagram rate. KB = 1000 B ("1 Mbps (125 Kbytes/s)").
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from . import assured_topology as topo
 from .framework import (
-    DOCUMENT, FULL, INVARIANT, QUICK, SETUP, TESTBED, All, Band, Claim, Experiment, Miss, Runs, Sample, Setup, Table, above,
-    below, falls, registry, rises,
+    DOCUMENT,
+    FULL,
+    INVARIANT,
+    QUICK,
+    SETUP,
+    TESTBED,
+    All,
+    Band,
+    Claim,
+    Experiment,
+    Measures,
+    Miss,
+    Quantity,
+    Runs,
+    RunSet,
+    Sample,
+    Setup,
+    Table,
+    Values,
+    above,
+    below,
+    falls,
+    registry,
+    rises,
 )  # fmt: skip
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ..results import Results
+    from ..scenario import Scenario
 
 FAMILY = "as"
 SOURCE = "seed 002 (draft-ibanez-diffserv-assured-eval-00)"
@@ -32,7 +61,7 @@ BOTTLENECK, T1 = "r0->r1", "r6->r7"
 QUICK_RUNS = Runs(4, "40s", "5s")
 
 
-def per_connection(res: Any) -> pd.DataFrame:
+def per_connection(res: Results) -> pd.DataFrame:
     """flows with the connection number, its rate (goodput for TCP, delivered datagrams for
     UDP, bit/s) and its loss ratio."""
     f = res.flows.copy()
@@ -42,7 +71,7 @@ def per_connection(res: Any) -> pd.DataFrame:
     return f
 
 
-def acks_lost(runs: Any) -> dict[str, Any]:
+def acks_lost(runs: RunSet) -> dict[str, Quantity]:
     """ACKs lost over every run of the experiment (section 2.2: none may be)."""
     return {"acks lost": sum(int(runs[name].flows["dropped_ack_pkts"].sum()) for name in runs)}
 
@@ -60,7 +89,7 @@ def rtt_dependence(rtt_ms: np.ndarray, rate: np.ndarray) -> float:
     return float(math.exp(-100.0 * slope))
 
 
-def demoted_share(res: Any) -> np.ndarray:
+def demoted_share(res: Results) -> Values:
     """Per replication: IN packets the policers demote over IN packets the profilers mark (%)."""
     c = res.conditioners
     marked = c[c["conditioner"].str.startswith("profiler-") & (c["color"] == "green")].groupby("replication")["pkts"].sum()
@@ -76,7 +105,7 @@ RTTS = np.array(topo.rtts_ms(50))
 
 
 def rtt_setup(label: str, k: int) -> Setup:
-    def edit(sc: Any) -> Any:
+    def edit(sc: Scenario) -> Scenario:
         sc = topo.assured_hosts(sc, k)
         if label.startswith("all"):
             i = next(i for i, link in enumerate(sc.data["link"]) if (link["from"], link["to"]) == ("r0", "r1"))
@@ -86,8 +115,8 @@ def rtt_setup(label: str, k: int) -> Setup:
     return Setup(label, "as/rtt.toml", edit)
 
 
-def rtt_measure(runs: Any) -> dict[str, Any]:
-    out: dict[str, Any] = acks_lost(runs)
+def rtt_measure(runs: RunSet) -> dict[str, Quantity]:
+    out = acks_lost(runs)
     for label, k in RTT_CASES.items():
         res = runs[label]
         f = per_connection(res)
@@ -95,7 +124,7 @@ def rtt_measure(runs: Any) -> dict[str, Any]:
         for cls, conns in (("AS", range(k)), ("BE", range(k, 50))):
             if len(conns):
                 sel = per_rep[list(conns)]
-                out[f"dependence/{label}/{cls}"] = [rtt_dependence(RTTS[list(conns)], row.to_numpy()) for _, row in sel.iterrows()]
+                out[f"dependence/{label}/{cls}"] = np.array([rtt_dependence(RTTS[list(conns)], row.to_numpy()) for _, row in sel.iterrows()])
                 out[f"mean/{label}/{cls}"] = sel.mean(axis=1).to_numpy() / 8e3
         if k:
             out[f"demoted/{label}"] = demoted_share(res)
@@ -110,7 +139,7 @@ def rtt_measure(runs: Any) -> dict[str, Any]:
     return out
 
 
-def rtt_figures(runs: Any, m: Any) -> list[tuple[str, Any]]:
+def rtt_figures(runs: RunSet, m: Measures) -> list[tuple[str, Figure]]:
     """Figures 2-5: rate against RTT per connection (mean over runs), trend lines."""
     import matplotlib
 
@@ -163,7 +192,7 @@ registry.add(
                   All([below(f"demoted/{label}", 3.0) for label in ("10 AS", "25 AS", "40 AS", "all AS")])),
             Claim("as-above-be", "10 AS: AS connections get more than best-effort ones (their profile protects them)", "section 2.1", above("mean/10 AS/AS", "mean/10 AS/BE"), kind=INVARIANT),
             ACKS,
-        ],  # fmt: skip
+        ],
         expected={
             "be-dependence-shrinks": Miss(
                 TESTBED,
@@ -201,16 +230,17 @@ registry.add(
 
 #: Table 1, per target group: (target Mbit/s, connections, published mean of its connections).
 TABLE1 = {2.0: [1.32, 1.27, 1.32, 1.31], 1.0: [0.93, 0.94, 0.95, 0.95], 0.5: [0.60, 0.58, 0.58, 0.58], 0.2: [0.38, 0.35, 0.39, 0.36], 0.1: [0.29, 0.30, 0.30, 0.30], 0.0: [0.25, 0.21]}
-GROUPS = {2.0: range(0, 4), 1.0: range(4, 8), 0.5: range(8, 12), 0.2: range(12, 16), 0.1: range(16, 20), 0.0: range(20, 40)}
+GROUPS = {2.0: range(4), 1.0: range(4, 8), 0.5: range(8, 12), 0.2: range(12, 16), 0.1: range(16, 20), 0.0: range(20, 40)}
 NS2_15 = Band("ns-2, 10 runs, no spread given: REPRODUCTIONS.md's ±15 %", rel=0.15)
 
 
-def targets_measure(runs: Any) -> dict[str, Any]:
+def targets_measure(runs: RunSet) -> dict[str, Quantity]:
     res = runs["targets"]
     f = per_connection(res)
     per_rep = f.pivot(index="replication", columns="conn", values="rate_bps") / 1e6
-    out: dict[str, Any] = acks_lost(runs) | {f"group/{t:g}": per_rep[list(c)].mean(axis=1).to_numpy() for t, c in GROUPS.items()}
-    out |= {f"ratio/{t:g}": out[f"group/{t:g}"] / t for t in GROUPS if t}
+    groups: dict[str, Values] = {f"group/{t:g}": per_rep[list(c)].mean(axis=1).to_numpy() for t, c in GROUPS.items()}
+    out = acks_lost(runs) | groups
+    out |= {f"ratio/{t:g}": groups[f"group/{t:g}"] / t for t in GROUPS if t}
     conns = list(GROUPS[2.0])
     out["out share/2"] = 100 * f[f["conn"].isin(conns)]["red_sent_pkts"].sum() / f[f["conn"].isin(conns)]["sent_pkts"].sum()
     out["rtt/2"] = f[f["conn"].isin(conns)]["rtt_mean_ms"].mean()
@@ -263,21 +293,21 @@ CBR = topo.CBR_CONNECTION
 
 
 def cbr_setups(mode: str) -> list[Setup]:
-    def edit(target: str | None, rate: float):
+    def edit(target: str | None, rate: float) -> Callable[[Scenario], Scenario]:
         return lambda sc: topo.cbr_source(sc, rate=f"{rate:g}Mbps", target=target)
 
     return [Setup(f"{case}/{r:g}", "as/cbr.toml", edit(target, r)) for case, target in CBR_CASES.items() for r in CBR_RATES[mode]]
 
 
-def cbr_measure(runs: Any) -> dict[str, Any]:
-    out: dict[str, Any] = acks_lost(runs)
+def cbr_measure(runs: RunSet) -> dict[str, Quantity]:
+    out: dict[str, Values] = {}
     rates = CBR_RATES[FULL if runs.full else QUICK]
     for case in CBR_CASES:
         for r in rates:
             res = runs[f"{case}/{r:g}"]
             f = per_connection(res)
             rate = f.pivot(index="replication", columns="conn", values="rate_bps") / 1e6
-            tcp = [c for c in rate.columns if c != CBR]
+            tcp = [c for c in map(int, rate.columns) if c != CBR]
             key = f"{case}/{r:g}"
             out |= {f"AS/{key}": rate[[c for c in tcp if c < 10]].mean(axis=1).to_numpy(), f"BE/{key}": rate[[c for c in tcp if c >= 10]].mean(axis=1).to_numpy(),
                     f"CBR/{key}": rate[CBR].to_numpy(), f"best TCP/{key}": rate[tcp].max(axis=1).to_numpy(),
@@ -285,15 +315,16 @@ def cbr_measure(runs: Any) -> dict[str, Any]:
             q = res.queues[(res.queues["port"] == BOTTLENECK) & (res.queues["precedence"] == 0)]
             out[f"IN early/{key}"] = (q["drop_early_pkts"] + q["drop_forced_pkts"]).to_numpy()
             out[f"IN arrivals/{key}"] = q["arrivals_pkts"].to_numpy()
+    summary = acks_lost(runs)
     for case in ("AS CBR 4", "AS CBR 8"):
         diffs = [abs(out[f"{c}/{case}/{r:g}"].mean() - out[f"{c}/BE CBR/{r:g}"].mean()) / out[f"{c}/BE CBR/{r:g}"].mean() for c in ("CBR", "AS") for r in rates]
-        out[f"impact difference/{case}"] = 100 * float(np.mean(diffs))
-    out["IN early 4"] = float(sum(out[f"IN early/AS CBR 4/{r:g}"].mean() for r in rates))
-    out["IN early 8"] = float(sum(out[f"IN early/AS CBR 8/{r:g}"].mean() for r in rates))
-    return out
+        summary[f"impact difference/{case}"] = 100 * float(np.mean(diffs))
+    summary["IN early 4"] = float(sum(out[f"IN early/AS CBR 4/{r:g}"].mean() for r in rates))
+    summary["IN early 8"] = float(sum(out[f"IN early/AS CBR 8/{r:g}"].mean() for r in rates))
+    return {**out, **summary}
 
 
-def cbr_extra(runs: Any, m: Any) -> list[tuple[str, pd.DataFrame]]:
+def cbr_extra(runs: RunSet, m: Measures) -> list[tuple[str, pd.DataFrame]]:
     rates = CBR_RATES[FULL if runs.full else QUICK]
     rows = [{"case": case, "CBR Mbit/s": r, **{c: m[f"{c}/{case}/{r:g}"].show() for c in ("AS", "BE", "CBR", "CBR loss", "IN early")}} for case in CBR_CASES for r in rates]
     return [("Mean rates (Mbit/s) per CBR output rate: AS TCP, BE TCP, CBR; CBR loss %; IN early/forced drops per run", pd.DataFrame(rows))]
@@ -317,7 +348,7 @@ registry.add(
             Claim("no-in-early-drops-4", "target 4 Mbit/s (70 % subscribed): no IN packet is early dropped (every CBR rate)", "section 3.3", below("IN early 4", 0.5)),
             Claim("in-early-drops-8", "target 8 Mbit/s (90 % subscribed): 'early dropping a non-negligible number of IN packets'", "section 3.3", above("IN early 8", 0.5)),
             ACKS,
-        ],  # fmt: skip
+        ],
         expected={
             "no-in-early-drops-4": Miss(
                 DOCUMENT,
@@ -340,7 +371,7 @@ registry.add(
 # -- 3.4: effect of AS on best-effort traffic -------------------------------------------------------
 
 
-def fairness_measure(runs: Any) -> dict[str, Any]:
+def fairness_measure(runs: RunSet) -> dict[str, Quantity]:
     f = per_connection(runs["fairness"])
     f["cls"] = np.where(f["conn"] < 25, "AS", "BE")
     per_rep = f.groupby(["replication", "cls"])["rate_bps"].mean().unstack() / 8e3
@@ -375,14 +406,14 @@ MERGE_SAMPLE_MS = 10
 
 
 def merge_setup() -> Setup:
-    def edit(sc: Any) -> Any:
+    def edit(sc: Scenario) -> Scenario:
         i = next(i for i, link in enumerate(sc.data["link"]) if (link["from"], link["to"]) == ("r6", "r7"))
         return sc.set(f"link[{i}].forward.queue.series", f"{MERGE_SAMPLE_MS}ms")
 
     return Setup("merge", "as/merge.toml", edit)
 
 
-def merge_measure(runs: Any) -> dict[str, Any]:
+def merge_measure(runs: RunSet) -> dict[str, Quantity]:
     res = runs["merge"]
     f = per_connection(res)
     rate = f.pivot(index="replication", columns="conn", values="rate_bps") / 1e3
@@ -452,8 +483,8 @@ def tsw_setups(mode: str) -> list[Setup]:
            Setup("tsw", "as/rtt.toml", lambda sc: topo.assured_hosts(sc, 25, meter="tsw")),
            Setup("tsw 100 ms", "as/rtt.toml", lambda sc: topo.use_tsw(topo.assured_hosts(sc, 25), window="100ms"), "sensitivity", modes=(FULL,))]  # fmt: skip
 
-    def cbr(meter: str, r: float):
-        def edit(sc: Any) -> Any:
+    def cbr(meter: str, r: float) -> Callable[[Scenario], Scenario]:
+        def edit(sc: Scenario) -> Scenario:
             sc = topo.cbr_source(sc, rate=f"{r:g}Mbps", target=f"{TSW_TARGET:g}Mbps")
             return topo.use_tsw(sc) if meter == "tsw" else sc
 
@@ -462,8 +493,8 @@ def tsw_setups(mode: str) -> list[Setup]:
     return out + [Setup(f"cbr/{meter}/{r:g}", "as/cbr.toml", cbr(meter, r)) for meter in ("token_bucket", "tsw") for r in TSW_RATES[mode]]
 
 
-def tsw_measure(runs: Any) -> dict[str, Any]:
-    out: dict[str, Any] = acks_lost(runs) | {"tsw target": TSW_TARGET}
+def tsw_measure(runs: RunSet) -> dict[str, Quantity]:
+    out = acks_lost(runs) | {"tsw target": TSW_TARGET}
     for meter in ("token_bucket", "tsw", "tsw 100 ms"):
         if meter not in runs:
             continue
@@ -474,7 +505,7 @@ def tsw_measure(runs: Any) -> dict[str, Any]:
         out[f"BE/{meter}"] = be_r.mean(axis=1).to_numpy()
         out[f"gap/{meter}"] = out[f"AS/{meter}"] - out[f"BE/{meter}"]
         # Pairs (AS, BE) whose BE connection gets at least as much, per run (%).
-        out[f"overlap/{meter}"] = [100 * float((b.to_numpy()[None, :] >= a.to_numpy()[:, None]).mean()) for (_, a), (_, b) in zip(as_r.iterrows(), be_r.iterrows())]
+        out[f"overlap/{meter}"] = np.array([100 * float((b.to_numpy()[None, :] >= a.to_numpy()[:, None]).mean()) for (_, a), (_, b) in zip(as_r.iterrows(), be_r.iterrows(), strict=True)])
         out[f"AS min/{meter}"] = as_r.min(axis=1).to_numpy()
         out[f"BE max/{meter}"] = be_r.max(axis=1).to_numpy()
     for meter in ("token_bucket", "tsw"):
@@ -502,7 +533,7 @@ registry.add(
             Claim("tsw-cbr-exceeds-target", "'A profile meter using an average rate estimator would allow the source to transmit at a sustained rate higher than the contracted rate' (IN rate above the 4 Mbit/s target, CBR at 6)",
                   "section 2.1.3", above("IN rate/tsw/6", TSW_TARGET)),
             ACKS,
-        ],  # fmt: skip
+        ],
         expected={
             "tsw-some-be-above-as": Miss(
                 TESTBED,

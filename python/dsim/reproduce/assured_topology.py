@@ -18,11 +18,13 @@ policer's rate, "the sum of the targets"), the profile meter (:func:`use_tsw`: s
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
+from .. import units
 from ..scenario import Scenario
 
 # -- what the document states (section 2.2 unless said otherwise) -------------------------
@@ -164,18 +166,15 @@ def dumbbell(
     for i in range(n):
         sc.flow(**ftp_flow(i, f"h{i}", f"h{i + n}"))
     sc.data["conditioner"] = [profiler(f"h{i}", t) for i, t in enumerate(targets) if t is not None]
-    total = sum(_bps(t) for t in targets if t is not None)
+    total = sum(meter_rate_bps(sc.data["conditioner"], k) for k in range(len(sc.data["conditioner"])))
     if total:
         sc.data["conditioner"].append(policer("r0", "r1", _rate(total)))
     return sc
 
 
-def _bps(rate: str) -> float:
-    units = {"Gbps": 1e9, "Mbps": 1e6, "kbps": 1e3, "bps": 1.0}
-    for unit, mult in units.items():
-        if rate.endswith(unit):
-            return float(rate[: -len(unit)]) * mult
-    raise ValueError(f"rate {rate!r} has no unit dsim's files use")
+def meter_rate_bps(conditioners: Sequence[dict[str, Any]], k: int) -> int:
+    """The rate of the token bucket of ``conditioner[k]`` (a profiler or the policer), bit/s."""
+    return units.rate_bps(conditioners[k]["meter"]["rate"], f"conditioner[{k}].meter.rate")
 
 
 # -- the files ----------------------------------------------------------------------------
@@ -247,10 +246,12 @@ def cbr_source(sc: Scenario, *, rate: str, target: str | None = None) -> Scenari
     flow.pop("tcp", None)
     flow["app"] = {"type": "cbr", "rate": rate, "size": f"{PACKET_BYTES}B"}
     if target is not None:
-        pol = next(c for c in sc.data["conditioner"] if c["name"] == "policer")
+        k = next(k for k, c in enumerate(sc.data["conditioner"]) if c["name"] == "policer")
+        pol = sc.data["conditioner"][k]
         conds = [c for c in sc.data["conditioner"] if c is not pol]
         conds.append(profiler(f"h{i}", target))
-        conds.append(policer(pol["at"], pol["interface"], _rate(_bps(pol["meter"]["rate"]) + _bps(target))))
+        policed = meter_rate_bps(sc.data["conditioner"], k) + units.rate_bps(target, "target")
+        conds.append(policer(pol["at"], pol["interface"], _rate(policed)))
         sc.data["conditioner"] = conds
     return sc
 
@@ -263,7 +264,7 @@ def assured_hosts(sc: Scenario, count: int, target: str = "1Mbps", *, meter: str
     sc = sc.copy()
     sc.data["conditioner"] = [profiler(f"h{i}", target) for i in range(count)]
     if count:
-        pol = policer("r0", "r1", _rate(count * _bps(target)))
+        pol = policer("r0", "r1", _rate(count * units.rate_bps(target, "target")))
         sc.data["conditioner"].append(pol)
     return use_tsw(sc) if meter == "tsw" else sc
 
@@ -469,9 +470,7 @@ def to_toml(sc: Scenario, header: str, *, dumbbell_file: bool = True) -> str:
     lines = [header.rstrip("\n"), "#", COMMON_HEADER.rstrip("\n"), ""]
     if dumbbell_file:
         lines[-1:-1] = ["#", DUMBBELL_HEADER.rstrip("\n")]
-    for k in ("name", "description", "duration", "warmup", "seed", "replications"):
-        if k in d:
-            lines.append(f"{k} = {_inline(d[k])}")
+    lines += [f"{k} = {_inline(d[k])}" for k in ("name", "description", "duration", "warmup", "seed", "replications") if k in d]
     for table in ("link", "flow", "conditioner"):
         lines += ["", f"{table} = ["]
         lines += [f"  {_inline(entry)}," for entry in d.get(table, [])]

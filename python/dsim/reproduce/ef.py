@@ -73,18 +73,48 @@ from __future__ import annotations
 import copy
 import math
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pandas as pd
 
+from .. import units
 from ..scenario import Scenario, drr, klass, priority, tb_shaper, wrr
 from .framework import (
-    FULL, INVARIANT, QUICK, TESTBED, All, Band, Claim, Experiment, Fn, Miss, Runs, Setup, Table, above, below, close, falls,
-    fmt, grid, not_below, registry,
+    FULL,
+    INVARIANT,
+    QUICK,
+    TESTBED,
+    All,
+    Band,
+    Claim,
+    Experiment,
+    Measures,
+    Miss,
+    Runs,
+    RunSet,
+    Setup,
+    Table,
+    Values,
+    above,
+    below,
+    close,
+    falls,
+    fmt,
+    grid,
+    not_below,
+    registry,
 )  # fmt: skip
 
+if TYPE_CHECKING:
+    from ..results import Results
+
 FAMILY = "ef"
+#: A row of the tables: "PQ", a number (EF microflows, service/arrival ratio, queues), or a
+#: sensitivity set-up of dsim's ("near 1.0", "drr 1.5").
+Row: TypeAlias = str | float
 #: Subscribed rate of an EF microflow, bit/s (A.3.1).
 SUBSCRIBED_BPS = 56_000
 #: The bottleneck, bit/s (A.3.1, figure 6).
@@ -300,15 +330,10 @@ PATH = ["R1", "R2", "R3", "R4", "R5", "D"]
 #: Hosts of the non-target microflows, in turn.
 FILLER_HOSTS = ("S2", "S3", "S4", "S1")
 
-_RATE = re.compile(r"^([0-9.]+)(bps|kbps|Mbps|Gbps)$")
-
-
-def rate_bps(text: str) -> float:
-    """'1.5Mbps' -> 1.5e6 (the units scenario files use for rates)."""
-    m = _RATE.match(text)
-    if not m:
-        raise ValueError(f"{text!r} is not a rate such as '1.5Mbps'")
-    return float(m.group(1)) * {"bps": 1, "kbps": 1e3, "Mbps": 1e6, "Gbps": 1e9}[m.group(2)]
+def link_rate_bps(sc: Scenario, i: int) -> int:
+    """The rate of `link[i]`, bit/s, in any spelling the scenario accepts ("1.5Mbps",
+    "1500Kbps", "1.5Mbit/s")."""
+    return units.rate_bps(sc.data["link"][i]["rate"], f"link[{i}].rate")
 
 
 @dataclass(frozen=True)
@@ -388,8 +413,8 @@ def port_links(sc: Scenario) -> list[int]:
     """Indices into `link` of the router hops R1->R2 ... R5->D, in path order."""
     links = sc.data["link"]
     out = []
-    for a, b in zip(PATH, PATH[1:]):
-        [i] = [i for i, l in enumerate(links) if (l["from"], l["to"]) == (a, b)]
+    for a, b in pairwise(PATH):
+        [i] = [i for i, link in enumerate(links) if (link["from"], link["to"]) == (a, b)]
         out.append(i)
     return out
 
@@ -433,9 +458,9 @@ def configure(
     sc.set("flow", [s.flow() for s in sources] + bg)
     arrivals = ef_arrivals(sources)
     hops = port_links(sc)
-    rates = [rate_bps(sc.data["link"][i]["rate"]) for i in hops]
+    rates = [link_rate_bps(sc, i) for i in hops]
     ef_mean = mean_packet_bytes([(s.rate_bps, s.size) for s in sources])
-    for hop, (i, link_rate, arrival) in enumerate(zip(hops, rates, arrivals)):
+    for i, link_rate, arrival in zip(hops, rates, arrivals, strict=True):
         if kind == "pq":
             spec = scheduler_spec("pq")
         else:
@@ -450,7 +475,7 @@ def configure(
     return sc
 
 
-def ef_network_drops(res: Any) -> int:
+def ef_network_drops(res: Results) -> int:
     """EF packets dropped inside the network: at a router, for any cause (queue overflow,
     the PQ limiter, ...). Edge conditioners (a host's shaper, a router's ingress policer)
     are the edge, not the network: their drops are counted apart."""
@@ -471,11 +496,11 @@ def regulated(sc: Scenario, ratio: float) -> Scenario:
     token-bucket shaper at the hop's egress (rate = ratio x the EF arrival there, one
     1500 B packet deep): CBQ's regulation of a class that exceeds its allotment and may not
     borrow, which the document's ns-2 CBQ may have applied (not stated)."""
-    sources = [EfSource(f["name"], f["src"], int(rate_bps(f["app"]["rate"])), 0) for f in sc.data["flow"] if _is_ef(f)]
+    sources = [EfSource(f["name"], f["src"], units.rate_bps(f["app"]["rate"], f"flow[{k}].app.rate"), 0) for k, f in enumerate(sc.data["flow"]) if _is_ef(f)]
     arrivals = ef_arrivals(sources)
     out = sc.copy()
     conds = list(out.data.get("conditioner", []))
-    for k, (a, b) in enumerate(zip(PATH, PATH[1:])):
+    for k, (a, b) in enumerate(pairwise(PATH)):
         conds.append({"name": f"regulator{k + 1}", "at": a, "side": "egress", "interface": b, "match": {"dscp": ["EF"]},
                       "shaper": tb_shaper(f"{round(ratio * arrivals[k])}bps", f"{MAXPKT}B", EF_LIMIT)})
     out.set("conditioner", conds)
@@ -537,7 +562,7 @@ def vll_count(link_pct: float, subscribed_bps: float, bottleneck_bps: float = BO
     n = link_pct / 100 * bottleneck_bps / subscribed_bps
     if abs(n - round(n)) > 1e-9 or round(n) < 1:
         raise ValueError(f"{link_pct} % of the link is {n:.2f} VLLs of {subscribed_bps} bit/s: not a whole number")
-    return int(round(n))
+    return round(n)
 
 
 def vll_scenario(base: Scenario, link_pct: float, subscribed_kbps: float) -> Scenario:
@@ -552,8 +577,8 @@ def vll_scenario(base: Scenario, link_pct: float, subscribed_kbps: float) -> Sce
     template_vll = next(f for f in sc.data["flow"] if f["name"].startswith("vll"))
     template_ded = next(f for f in sc.data["flow"] if f["name"].startswith("ded"))
     shaper = next(c for c in sc.data["conditioner"] if c["name"].startswith("vll"))
-    links = [l for l in sc.data["link"] if not l["from"].startswith("X")]
-    ded_link = next(l for l in sc.data["link"] if l["from"].startswith("X"))
+    links = [link for link in sc.data["link"] if not link["from"].startswith("X")]
+    ded_link = next(link for link in sc.data["link"] if link["from"].startswith("X"))
     new_flows, conds, new_links = [], [], []
     hosts = sc.data["nodes"]["hosts"]
     for i, host in enumerate(VLL_HOSTS[:n], start=1):
@@ -561,10 +586,9 @@ def vll_scenario(base: Scenario, link_pct: float, subscribed_kbps: float) -> Sce
         d = copy.deepcopy(template_ded) | {"name": f"ded{i}", "src": f"X{i}", "dst": f"Y{i}"}
         c = copy.deepcopy(shaper) | {"name": f"vll{i}", "at": host, "match": {"flow": [f"vll{i}"]}}
         c["shaper"] = tb_shaper(rate, c["shaper"]["depth"], c["shaper"]["limit"])
-        l = copy.deepcopy(ded_link) | {"from": f"X{i}", "to": f"Y{i}", "rate": rate, "delay": f"{PATH_DELAY_MS[host]:g}ms"}
         new_flows += [v, d]
         conds.append(c)
-        new_links.append(l)
+        new_links.append(copy.deepcopy(ded_link) | {"from": f"X{i}", "to": f"Y{i}", "rate": rate, "delay": f"{PATH_DELAY_MS[host]:g}ms"})
     sc.set("nodes.hosts", [h for h in hosts if not h.startswith(("X", "Y"))] + [f"{p}{i}" for i in range(1, n + 1) for p in "XY"])
     sc.set("link", links + new_links)
     sc.set("flow", new_flows + flows)
@@ -572,8 +596,8 @@ def vll_scenario(base: Scenario, link_pct: float, subscribed_kbps: float) -> Sce
     # The EF allocation of each hop: the subscribed rates of the VLLs crossing it.
     sources = [EfSource(f"vll{i}", h, int(subscribed_kbps * 1e3), 1500) for i, h in enumerate(VLL_HOSTS[:n], start=1)]
     arrivals = ef_arrivals(sources)
-    for i, arrival in zip(port_links(sc), arrivals):
-        share = ef_share(1.0, rate_bps(sc.data["link"][i]["rate"]), arrival)
+    for i, arrival in zip(port_links(sc), arrivals, strict=True):
+        share = ef_share(1.0, link_rate_bps(sc, i), arrival)
         sc.set(f"link[{i}].forward", {"queue": scheduler_spec(WRR, queues=5, share=share)})
     return sc
 
@@ -587,10 +611,11 @@ JITTER = Band("ns-2, one run per row, no spread given; 50 % or one point of a pa
               "moves with every detail of figure 6 the text leaves open", rel=0.5, abs=1.0)  # fmt: skip
 
 
-def row_setups(row: Any, n: int, kind: str, sizes: Sequence[int] = EF_PACKET_SIZES, modes: tuple[str, ...] = (QUICK, FULL), label: str = "", **kw: Any) -> list[Setup]:
-    """A row's runs, one per target size: figure 6 with `n` microflows and `kind` at every hop."""
+def row_setups(row: Row, n: int, kind: str, sizes: Sequence[int] = EF_PACKET_SIZES, modes: tuple[str, ...] = (QUICK, FULL), label: str = "", **kw: Any) -> list[Setup]:
+    """A row's runs, one per target size: figure 6 with `n` microflows and `kind` at every hop
+    (`kw`: :func:`configure`'s keywords)."""
 
-    def edit(size: int):
+    def edit(size: int) -> Callable[[Scenario], Scenario]:
         return lambda sc: configure(sc, ef_sources(n, size), kind, **kw)
 
     return [Setup(f"{row}/{size}", "ef/figure6.toml", edit(size), label, modes) for size in sizes]
@@ -602,45 +627,51 @@ def is_document_row(row: str) -> bool:
     return row == "PQ" or re.fullmatch(r"[0-9.]+", row) is not None
 
 
-def jitter_measures(runs: Any) -> dict[str, Any]:
+def jitter_measures(runs: RunSet) -> dict[str, Values | float]:
     """``p50_<size>/<row>`` and ``p90_<size>/<row>`` (% of the target's packet time) and
     ``EF drops/<row>/<size>`` (EF packets dropped at routers, over its runs) per set-up
     ``<row>/<size>``; ``EF drops``: over the runs of the document's rows."""
-    out: dict[str, Any] = {}
+    out: dict[str, Values | float] = {}
+    drops: dict[str, float] = {}
     for name in runs:
         row, size = name.rsplit("/", 1)
         f = runs[name].flows
         f = f[f["flow"] == target_name(int(size))].sort_values("replication")
         out[f"p50_{size}/{row}"] = f["jitter_p50_pct"].to_numpy()
         out[f"p90_{size}/{row}"] = f["jitter_p90_pct"].to_numpy()
-        out[f"EF drops/{name}"] = float(ef_network_drops(runs[name]))
-    out["EF drops"] = sum(v for k, v in out.items() if k.startswith("EF drops/") and is_document_row(k.split("/")[1]))
-    return out
+        drops[f"EF drops/{name}"] = float(ef_network_drops(runs[name]))
+    drops["EF drops"] = sum(v for k, v in drops.items() if is_document_row(k.split("/")[1]))
+    return out | drops
 
 
 def others_turns_ms(ratio: float, queues: int = 5) -> float:
     """How long the non-EF queues' turns of one WRR round last at the bottleneck, ms: the
     longest an EF packet that finds its queue empty waits for its turn. 5 queues at 1.03:
     4 x 1313 B at 1.5 Mbit/s = 28.0 ms; at 3.0, 4 x 750 B = 16.0 ms."""
-    ef, *others = scheduler_spec(WRR, queues=queues, share=ef_share(ratio))["classes"]
-    return sum(int(c["quantum"].removesuffix("B")) for c in others) * 8 / BOTTLENECK_BPS * 1e3
+    _, *others = scheduler_spec(WRR, queues=queues, share=ef_share(ratio))["classes"]
+    return sum(units.size_bytes(c["quantum"], f"classes[{k}].quantum") for k, c in enumerate(others, start=1)) * 8 / BOTTLENECK_BPS * 1e3
 
 
-def jitter_tables(tid: str, title: str, source: str, rows: tuple[Any, ...], data: dict[Any, Sequence[float]], label: str, sizes: Sequence[int] = EF_PACKET_SIZES, logx: bool = False) -> list[Table]:
+def jitter_quantity(size: int) -> Callable[[Row, str], str]:
+    """The quantity of a jitter table's cell: ``p50_1500/PQ`` ..."""
+    return lambda r, c: f"{c}_{size}/{r}"
+
+
+def jitter_tables(tid: str, title: str, source: str, rows: tuple[Row, ...], data: Mapping[Row, Sequence[float]], label: str, sizes: Sequence[int] = EF_PACKET_SIZES, logx: bool = False) -> list[Table[Row, str]]:
     """One published table per target size (the document's figures: one per size), columns
     p50 and p90 in % of a packet time at the subscribed rate."""
     out = []
     for i, size in enumerate(sizes):
         values = grid(rows, ("p50", "p90"), {r: data[r][2 * i : 2 * i + 2] for r in rows})
         out.append(Table(f"{tid}-{size}", f"{title}, {size} B microflow", source, "% of a packet time", rows, ("p50", "p90"), values,
-                         lambda r, c, size=size: f"{c}_{size}/{r}", JITTER, row_label=label, logx=logx))  # fmt: skip
+                         jitter_quantity(size), JITTER, row_label=label, logx=logx))  # fmt: skip
     return out
 
 
 NO_EF_LOSS = Claim("no-ef-loss", "'none of the EF packets were dropped in the network' (every run of the document's rows)", "A.3.2", below("EF drops", 0.5))
 
 
-def pq_best(rows: Sequence[Any], sizes: Sequence[int] = EF_PACKET_SIZES) -> list[Claim]:
+def pq_best(rows: Sequence[Row], sizes: Sequence[int] = EF_PACKET_SIZES) -> list[Claim]:
     """'PQ gives a very low jitter' / 'WRR is a worst case while PQ is the best case': PQ's
     90th percentile below WRR's, beyond the CIs."""
     return [Claim(f"pq-best-{size}", f"'PQ gives a very low jitter', 'PQ is the best case': PQ's p90 below WRR's ({', '.join(map(str, rows))}), {size} B",
@@ -667,7 +698,7 @@ FACTS = {f"turns {r}": others_turns_ms(r) for r in (1.03, 1.5, 3.0)} | {"packet 
 # -- Table 1 --------------------------------------------------------------------------------------
 
 T1_ROWS = ("PQ", 2, 4, 8, 24)
-TABLE1 = {"PQ": (1, 5, 17, 43), 2: (11, 47, 96, 513), 4: (12, 35, 100, 278), 8: (10, 25, 96, 126), 24: (18, 47, 96, 143)}
+TABLE1: dict[Row, tuple[float, ...]] = {"PQ": (1, 5, 17, 43), 2: (11, 47, 96, 513), 4: (12, 35, 100, 278), 8: (10, 25, 96, 126), 24: (18, 47, 96, 143)}
 
 
 def t1_setups(mode: str) -> list[Setup]:
@@ -687,7 +718,7 @@ registry.add(
             Claim("small-most-one", "'most jitters for the small packets are at least one subscribed rate packet-time' (p50 not below 90 % in every WRR row; the table: 96-100)",
                   "A.3.1", All([not_below(f"p50_160/{n}", 90.0) for n in T1_ROWS[1:]])),
             NO_EF_LOSS,
-        ],  # fmt: skip
+        ],
         expected={k: wrr_miss("dsim's cell: {" + q + ":.1f} % against {pub." + q + ":.0f} %.") for k, q in (
             ("t1-1500-2-p50", "p50_1500/2"), ("t1-1500-2-p90", "p90_1500/2"), ("t1-1500-4-p50", "p50_1500/4"), ("t1-1500-4-p90", "p90_1500/4"),
             ("t1-160-2-p90", "p90_160/2"), ("t1-160-4-p90", "p90_160/4"))} | {
@@ -704,7 +735,7 @@ registry.add(
 # -- Table 2 --------------------------------------------------------------------------------------
 
 RATIOS = (1.03, 1.3, 1.5, 1.7, 2.0, 3.0)
-TABLE2 = {"PQ": (1, 3, 17, 43), 1.03: (14, 27, 100, 178), 1.3: (7, 21, 65, 113), 1.5: (5, 13, 57, 104), 1.7: (5, 13, 57, 100), 2.0: (5, 13, 57, 104), 3.0: (5, 13, 57, 100)}
+TABLE2: dict[Row, tuple[float, ...]] = {"PQ": (1, 3, 17, 43), 1.03: (14, 27, 100, 178), 1.3: (7, 21, 65, 113), 1.5: (5, 13, 57, 104), 1.7: (5, 13, 57, 100), 2.0: (5, 13, 57, 104), 3.0: (5, 13, 57, 100)}
 COLUMNS = tuple(f"{p}_{s}" for s in EF_PACKET_SIZES for p in ("p50", "p90"))
 
 
@@ -714,19 +745,26 @@ def t2_setups(mode: str) -> list[Setup]:
         out += [s for r in RATIOS for s in row_setups(f"{kind} {r}", 8, kind, modes=(FULL,), label=label, queues=5, ratio=r)]
     out += [s for r in RATIOS for s in row_setups(f"share {r}", 8, WRR, modes=(FULL,), label="the bottleneck's share on every hop", queues=5, ratio=r, allocation="share")]
     out += [s for r in NEAR_ONE for s in row_setups(f"near {r}", 8, WRR, modes=(FULL,), label="just above 1", queues=5, ratio=r)]
-    out += [Setup(f"regulated/{size}", "ef/figure6.toml", lambda sc, size=size: regulated(configure(sc, ef_sources(8, size), WRR, queues=5, ratio=1.03), 1.03),
-                  "EF regulated to its allotment on every hop", (FULL,)) for size in EF_PACKET_SIZES]  # fmt: skip
-    return out + [Setup(f"sens {i}/160", "ef/figure6.toml", lambda sc, i=i: sensitivity_scenarios(sc)[i], SENSITIVITY[i][0], (FULL,)) for i in range(len(SENSITIVITY))]
+
+    def regulated_row(size: int) -> Callable[[Scenario], Scenario]:
+        return lambda sc: regulated(configure(sc, ef_sources(8, size), WRR, queues=5, ratio=1.03), 1.03)
+
+    def sensitivity(i: int) -> Callable[[Scenario], Scenario]:
+        return lambda sc: sensitivity_scenarios(sc)[i]
+
+    out += [Setup(f"regulated/{size}", "ef/figure6.toml", regulated_row(size), "EF regulated to its allotment on every hop", (FULL,)) for size in EF_PACKET_SIZES]
+    return out + [Setup(f"sens {i}/160", "ef/figure6.toml", sensitivity(i), SENSITIVITY[i][0], (FULL,)) for i in range(len(SENSITIVITY))]
 
 
-def t2_extra(runs: Any, m: Any) -> list[tuple[str, pd.DataFrame]]:
+def t2_extra(runs: RunSet, m: Measures) -> list[tuple[str, pd.DataFrame]]:
     if not runs.full:
         return []
-    def show(row: Any, cols: Sequence[str] = COLUMNS) -> dict[str, Any]:
+
+    def show(row: Row, cols: Sequence[str] = COLUMNS) -> dict[str, str]:
         drops = sum(m[k].mean for k in m if k.startswith(f"EF drops/{row}/"))
         return {c: m[f"{c}/{row}"].show() for c in cols} | {"EF drops in the network": fmt(drops)}
 
-    alt = [{"WRR": label, "ratio": r, **show(f"{key} {r}".strip() if key else r)} for key, label in [("", f"{WRR} (the rows above)")] + list(SENSITIVITY_WRR.items()) + [("share", "the bottleneck's share on every hop")] for r in RATIOS]
+    alt = [{"WRR": label, "ratio": r, **show(f"{key} {r}".strip() if key else r)} for key, label in [("", f"{WRR} (the rows above)"), *SENSITIVITY_WRR.items(), ("share", "the bottleneck's share on every hop")] for r in RATIOS]
     near = [{"ratio": r, **show(f"near {r}")} for r in NEAR_ONE] + [{"ratio": "1.03, EF regulated to its allotment on every hop", **show("regulated")}]
     sens = [{"variant": label, "change": what, **show(f"sens {i}", ("p50_160", "p90_160"))} for i, (label, what) in enumerate(SENSITIVITY)]
     return [("Table 2 under other readings of the WRR (dsim only)", pd.DataFrame(alt)),
@@ -734,9 +772,9 @@ def t2_extra(runs: Any, m: Any) -> list[tuple[str, pd.DataFrame]]:
             ("PQ, 8 microflows, 160 B target: what moves its jitter (dsim only)", pd.DataFrame(sens))]  # fmt: skip
 
 
-def levels_off(c: str) -> Fn:
+def levels_off(c: str) -> All:
     """From 1.5 on every value within 10 % of the value at 1.5 (beyond the CIs)."""
-    return All([close(f"{c}/{r}", f"{c}/1.5", 0.10) for r in RATIOS[3:]], joined=f"{c}: 1.7, 2.0, 3.0 within 10 % of 1.5, beyond the 90 % CIs")  # type: ignore[return-value]
+    return All([close(f"{c}/{r}", f"{c}/1.5", 0.10) for r in RATIOS[3:]], joined=f"{c}: 1.7, 2.0, 3.0 within 10 % of 1.5, beyond the 90 % CIs")
 
 
 registry.add(
@@ -754,7 +792,7 @@ registry.add(
             Claim("below-one-packet-time", "'now 90% of packets experience less than a subscribed packet-time of jitter even for the small packets' (p90 of 160 B below 110 % from 1.5 on; the table: 100-104)",
                   "A.3.1", All([below(f"p90_160/{r}", 110.0) for r in RATIOS[2:]])),
             NO_EF_LOSS,
-        ],  # fmt: skip
+        ],
         expected={
             "t2-1500-1.03-p50": wrr_miss("dsim's cell: {p50_1500/1.03:.1f} % against {pub.p50_1500/1.03:.0f} %."),
         } | {f"levels-off-{c}": wrr_miss(f"dsim's {c} keeps falling beyond 1.5 ({{{c}/1.5:.1f}} at 1.5, {{{c}/3.0:.1f}} at 3.0) because ns-2's "
@@ -773,7 +811,7 @@ registry.add(
 # -- Table 3 --------------------------------------------------------------------------------------
 
 QUEUES = (2, 4, 6, 8)
-TABLE3 = {"PQ": (1, 3), 2: (7, 21), 4: (7, 21), 6: (8, 22), 8: (10, 23)}
+TABLE3: dict[Row, tuple[float, ...]] = {"PQ": (1, 3), 2: (7, 21), 4: (7, 21), 6: (8, 22), 8: (10, 23)}
 
 registry.add(
     Experiment(
@@ -786,7 +824,7 @@ registry.add(
             *[Claim(f"more-queues-{p}", f"'Increasing the number of queues at the output interfaces can lead to more variability in the service time': {p} with 8 queues above 2",
                     "A.3.1", above(f"{p}_1500/8", f"{p}_1500/2")) for p in ("p50", "p90")],
             NO_EF_LOSS,
-        ],  # fmt: skip
+        ],
         full_only={"t3-1500-2-p90": "dsim's cell lies within a few tenths of a point of the band's lower edge: the quick runs put "
                                     "it on either side, the full runs inside"},
         doc="8 microflows, service/arrival 1.03, 2, 4, 6, 8 queues at every router hop (the background split among the "
@@ -798,23 +836,30 @@ registry.add(
 # -- Table 4 --------------------------------------------------------------------------------------
 
 TABLE4 = pd.DataFrame([(20, 100, 90, 90), (40, 150, 143, 143), (60, 225, 213, 215)], columns=["link_pct_to_ef", "subscribed_kbps", "dedicated_kbps", "vll_kbps"])
-VLL_ROWS = tuple(int(p) for p in TABLE4["link_pct_to_ef"])
+#: Table 4's rows: % of the bottleneck to EF -> the subscribed VLL rate, kbit/s.
+VLL_SUBSCRIBED_KBPS = {int(p): float(k) for p, k in zip(TABLE4["link_pct_to_ef"], TABLE4["subscribed_kbps"], strict=True)}
+VLL_ROWS = tuple(VLL_SUBSCRIBED_KBPS)
 
 
-def vll_measure(runs: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"EF drops": float(sum(ef_network_drops(runs[name]) for name in runs))}
-    for p in TABLE4.itertuples():
-        f = runs[str(p.link_pct_to_ef)].flows
+def vll_measure(runs: RunSet) -> dict[str, Values | float]:
+    out: dict[str, Values | float] = {"EF drops": float(sum(ef_network_drops(runs[name]) for name in runs))}
+    for pct, subscribed in VLL_SUBSCRIBED_KBPS.items():
+        f = runs[str(pct)].flows
         for kind in ("vll", "ded"):
             sel = f[f["flow"].str.startswith(kind)].groupby("replication")
-            out[f"{kind}/{p.link_pct_to_ef}"] = sel["goodput_bps"].mean().to_numpy() / 1e3
-            out[f"{kind} ip/{p.link_pct_to_ef}"] = sel["throughput_bps"].mean().to_numpy() / 1e3
-        out[f"shaper drops/{p.link_pct_to_ef}"] = float(f[f["flow"].str.startswith("vll")]["drop_shaper_overflow_pkts"].sum())
-        out[f"subscribed/{p.link_pct_to_ef}"] = float(p.subscribed_kbps)
+            out[f"{kind}/{pct}"] = sel["goodput_bps"].mean().to_numpy() / 1e3
+            out[f"{kind} ip/{pct}"] = sel["throughput_bps"].mean().to_numpy() / 1e3
+        out[f"shaper drops/{pct}"] = float(f[f["flow"].str.startswith("vll")]["drop_shaper_overflow_pkts"].sum())
+        out[f"subscribed/{pct}"] = subscribed
         # The VLL's unused capacity over the window, in 1500 B packets (the resolution of "not achieved").
-        window = runs[str(p.link_pct_to_ef)].run.sort_values("replication")["window_s"].to_numpy()
-        out[f"shortfall/{p.link_pct_to_ef}"] = (p.subscribed_kbps - out[f"vll ip/{p.link_pct_to_ef}"]) * 1e3 * window / (MAXPKT * 8)
+        window = runs[str(pct)].run.sort_values("replication")["window_s"].to_numpy()
+        out[f"shortfall/{pct}"] = (subscribed - out[f"vll ip/{pct}"]) * 1e3 * window / (MAXPKT * 8)
     return out
+
+
+def vll_setup(pct: int, subscribed_kbps: float) -> Setup:
+    """The runs of one Table 4 row."""
+    return Setup(str(pct), "ef/vll.toml", lambda sc: vll_scenario(sc, float(pct), subscribed_kbps))
 
 
 VLL_BUSY = Miss(
@@ -829,11 +874,11 @@ VLL_BUSY = Miss(
 registry.add(
     Experiment(
         "ef-vll", "Long-lived FTPs over a VLL built from EF against a dedicated link (Table 4)", "RFC 2598 appendix A.3.2, Table 4", FAMILY,
-        setups=[Setup(str(p.link_pct_to_ef), "ef/vll.toml", lambda sc, p=p: vll_scenario(sc, float(p.link_pct_to_ef), float(p.subscribed_kbps))) for p in TABLE4.itertuples()],
+        setups=[vll_setup(pct, kbps) for pct, kbps in VLL_SUBSCRIBED_KBPS.items()],
         measure=vll_measure, quick=QUICK_RUNS, full=FULL_RUNS,
-        expected={k: VLL_BUSY for k in ("t4-20-dedicated", "t4-20-vll", "below-target-20", "below-target-40", "below-target-60")},
+        expected=dict.fromkeys(("t4-20-dedicated", "t4-20-vll", "below-target-20", "below-target-40", "below-target-60"), VLL_BUSY),
         tables=[Table("t4", "Table 4, average delivered rate (goodput) of the FTPs", "Table 4, A.3.2", "kbit/s", VLL_ROWS, ("dedicated", "vll"),
-                      {(int(p.link_pct_to_ef), c): float(getattr(p, f"{c}_kbps")) for p in TABLE4.itertuples() for c in ("dedicated", "vll")},
+                      {(int(pct), c): float(v) for c in ("dedicated", "vll") for pct, v in zip(TABLE4["link_pct_to_ef"], TABLE4[f"{c}_kbps"], strict=True)},
                       lambda r, c: f"{'ded' if c == 'dedicated' else 'vll'}/{r}", Band("TCP over one rate-limited path, its buffers and TCP not given: 5 %", rel=0.05),
                       row_label="% of the link to EF")],
         claims=[
@@ -842,7 +887,7 @@ registry.add(
             *[Claim(f"below-target-{r}", f"{r} % to EF: 'The target rate is not achieved due to the well-known TCP behavior' (the VLL carries less than the subscribed rate by more than one packet over the run)",
                     "A.3.2", above(f"shortfall/{r}", 1.0)) for r in VLL_ROWS],
             Claim("no-ef-loss", "'Losses only occur when the input shaping buffer overflows but not in the network'", "A.3.2", below("EF drops", 0.5)),
-        ],  # fmt: skip
+        ],
         doc="Figure 6 with the link full of background; k long-lived FTPs marked EF, each shaped at its host to the subscribed "
         "VLL rate (token bucket, one MTU deep, 20 packets of buffer), k = the bottleneck's EF allocation / the subscribed rate "
         "(3, 4, 4); WRR with 5 queues allotting EF the subscribed rates crossing each hop. Each VLL's twin runs the same FTP "
@@ -854,7 +899,7 @@ registry.add(
 # -- RFC 2598 section 3: the edge policer -----------------------------------------------------------
 
 
-def policer_measure(runs: Any) -> dict[str, Any]:
+def policer_measure(runs: RunSet) -> dict[str, Values | float]:
     res = runs["policer"]
     f = res.flows
     sc = res.scenario
@@ -886,7 +931,7 @@ registry.add(
             Claim("no-negotiated-rate-drops-all", "'If two adjacent domains have not negotiated an EF rate, the downstream domain MUST use 0 as the rate': every S3 EF packet dropped and counted",
                   "section 3", All([below("S3 delivered", 0.5), below("S3 unflagged", 0.5)]), kind=INVARIANT),
             Claim("no-ef-loss", "no EF packet dropped inside the network behind the policers", "section 3", below("EF drops", 0.5), kind=INVARIANT),
-        ],  # fmt: skip
+        ],
         doc="Figure 6 under PQ with the background, and three upstream domains at its edge, each policed where it enters "
         "(scenarios/ef/policer.toml): S1 shapes its EF to the negotiated 112 kbit/s, S2 sends twice its negotiated 112 "
         "kbit/s, S3 has negotiated no EF rate and sends 56 kbit/s. What RFC 2598 requires of the policer (MUST, SHOULD) is "

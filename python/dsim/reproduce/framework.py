@@ -26,16 +26,27 @@ from __future__ import annotations
 
 import math
 import string
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from importlib import resources
+from itertools import pairwise
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import DsimError
 from ..stats import LEVEL, t_half_width
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure as MplFigure
+
+    from ..results import Results
+    from ..scenario import Scenario
 
 QUICK, FULL = "quick", "full"
 PASS, MISS, FULL_ONLY = "pass", "miss", "full only"
@@ -61,7 +72,7 @@ class Sample:
     n: int = 1
 
     @classmethod
-    def of(cls, values: Any) -> "Sample":
+    def of(cls, values: npt.ArrayLike) -> Sample:
         v = np.atleast_1d(np.asarray(values, dtype=float))
         if v.size == 0:
             return cls(math.nan, math.nan, 0)
@@ -87,27 +98,35 @@ class Sample:
         return fmt(self.mean)
 
 
+#: A quantity's values, one per replication.
+Values: TypeAlias = npt.NDArray[np.floating[Any]]
+#: What a measure function gives for one quantity: its values, or one value (a fact of the
+#: set-up, a count over every run).
+Quantity: TypeAlias = Values | float
+
+
 class Measures(Mapping[str, Sample]):
     """Named quantities of one experiment (keys such as ``"loss/4/10ms"``)."""
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
+    def __init__(self, values: Mapping[str, Sample | npt.ArrayLike]) -> None:
         self._s = {k: v if isinstance(v, Sample) else Sample.of(v) for k, v in values.items()}
 
     def __getitem__(self, key: str) -> Sample:
         try:
             return self._s[key]
         except KeyError:
-            near = sorted(k for k in self._s if k.split("/")[0] == key.split("/")[0])[:6]
+            family = key.split("/", maxsplit=1)[0]
+            near = sorted(k for k in self._s if k.split("/", maxsplit=1)[0] == family)[:6]
             raise KeyError(f"no quantity {key!r} (measured: {', '.join(near) or 'none like it'})") from None
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._s)
 
     def __len__(self) -> int:
         return len(self._s)
 
 
-def fmt(v: Any) -> str:
+def fmt(v: object) -> str:
     """A number as the report prints it: three significant digits, thousands separated."""
     if isinstance(v, bool):
         return "yes" if v else "no"
@@ -132,11 +151,11 @@ class _Template(string.Formatter):
     ``pub.<name>`` for a published value, or a fact the measure function computed: every
     number they print comes from the run or the document's tables."""
 
-    def get_field(self, field_name: str, args: Any, kwargs: Any) -> tuple[Any, str]:
+    def get_field(self, field_name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[Any, str]:
         return kwargs[field_name], field_name
 
 
-def render(template: str, namespace: Mapping[str, Any]) -> str:
+def render(template: str, namespace: Mapping[str, object]) -> str:
     try:
         return _Template().vformat(template, (), namespace)
     except KeyError as e:
@@ -165,11 +184,11 @@ class Setup:
 
     name: str
     scenario: str
-    edits: Mapping[str, Any] | Callable[[Any], Any] = field(default_factory=dict)
+    edits: Mapping[str, Any] | Callable[[Scenario], Scenario] = field(default_factory=dict)
     label: str = ""
     modes: tuple[str, ...] = (QUICK, FULL)
 
-    def build(self, runs: Runs) -> Any:
+    def build(self, runs: Runs) -> Scenario:
         sc = shipped(self.scenario)
         sc.data.pop("sweep", None)
         if callable(self.edits):
@@ -177,21 +196,22 @@ class Setup:
         else:
             for key, value in self.edits.items():
                 sc.set(key, value)
-        for key in ("duration", "warmup"):
-            if getattr(runs, key) is not None:
-                sc.set(key, getattr(runs, key))
+        if runs.duration is not None:
+            sc.set("duration", runs.duration)
+        if runs.warmup is not None:
+            sc.set("warmup", runs.warmup)
         return sc
 
 
-@lru_cache(maxsize=None)
-def _read_shipped(relpath: str) -> Any:
+@cache
+def _read_shipped(relpath: str) -> Scenario:
     from ..scenario import Scenario
 
     with resources.as_file(resources.files("dsim") / "scenarios" / relpath) as path:
         return Scenario.from_toml(Path(path))
 
 
-def shipped(relpath: str) -> Any:
+def shipped(relpath: str) -> Scenario:
     """A copy of a scenario file shipped with dsim (python/dsim/scenarios/<relpath>)."""
     return _read_shipped(relpath).copy()
 
@@ -203,10 +223,10 @@ def sweep_points(relpath: str) -> list[dict[str, Any]]:
     return [p.values for p in design_for(_read_shipped(relpath)).points()]
 
 
-class RunSet(Mapping[str, Any]):
+class RunSet(Mapping[str, "Results"]):
     """The Results of an experiment's set-ups, by set-up name, in one mode."""
 
-    def __init__(self, mode: str, results: Mapping[str, Any]) -> None:
+    def __init__(self, mode: str, results: Mapping[str, Results]) -> None:
         self.mode = mode
         self._r = dict(results)
 
@@ -214,10 +234,10 @@ class RunSet(Mapping[str, Any]):
     def full(self) -> bool:
         return self.mode == FULL
 
-    def __getitem__(self, name: str) -> Any:
+    def __getitem__(self, name: str) -> Results:
         return self._r[name]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self._r)
 
     def __len__(self) -> int:
@@ -255,8 +275,15 @@ class Band:
         return " or ".join(parts) + f" ({self.origin})"
 
 
+#: The row and column keys of a table: numbers (a load, a ratio) or labels ("PQ", "flat").
+R = TypeVar("R")
+C = TypeVar("C")
+#: A published number, or a (number, 90 % half width) pair.
+Published: TypeAlias = float | tuple[float, float]
+
+
 @dataclass(frozen=True)
-class Table:
+class Table(Generic[R, C]):
     """A published table: ``values[(row, column)]`` is the published number (or a
     (number, 90 % half width) pair); each cell is compared with the quantity
     ``quantity(row, column)`` within ``band`` (one Band, or a function of the cell).
@@ -266,11 +293,11 @@ class Table:
     title: str
     source: str
     unit: str
-    rows: tuple[Any, ...]
-    columns: tuple[Any, ...]
-    values: Mapping[tuple[Any, Any], Any]
-    quantity: Callable[[Any, Any], str]
-    band: Band | Callable[[Any, Any], Band]
+    rows: tuple[R, ...]
+    columns: tuple[C, ...]
+    values: Mapping[tuple[R, C], Published]
+    quantity: Callable[[R, C], str]
+    band: Band | Callable[[R, C], Band]
     row_label: str = ""
     kind: str = REPRODUCTION
     #: A figure of the table: x = "rows" (one line per column) or "columns"; log x axis.
@@ -278,7 +305,7 @@ class Table:
     logx: bool = False
     ylabel: str = ""
 
-    def published(self, row: Any, col: Any) -> Sample | None:
+    def published(self, row: R, col: C) -> Sample | None:
         v = self.values.get((row, col))
         if v is None:
             return None
@@ -286,40 +313,38 @@ class Table:
             return Sample(float(v[0]), float(v[1]), 0)
         return Sample(float(v), 0.0, 0)
 
-    def cells(self) -> Iterable[tuple[Any, Any, Sample]]:
+    def cells(self) -> Iterator[tuple[R, C, Sample]]:
         for r in self.rows:
             for c in self.columns:
                 p = self.published(r, c)
                 if p is not None:
                     yield r, c, p
 
-    def band_of(self, row: Any, col: Any) -> Band:
+    def band_of(self, row: R, col: C) -> Band:
         return self.band(row, col) if callable(self.band) else self.band
 
-    def check_id(self, row: Any, col: Any) -> str:
+    def check_id(self, row: R, col: C) -> str:
         return f"{self.id}-{row}-{col}"
 
 
-def grid(rows: Sequence[Any], columns: Sequence[Any], data: Mapping[Any, Sequence[Any]]) -> dict[tuple[Any, Any], Any]:
+def grid(rows: Sequence[R], columns: Sequence[C], data: Mapping[R, Sequence[Published]]) -> dict[tuple[R, C], Published]:
     """A table's values from rows written as lists: ``{row: [v per column]}``."""
-    return {(r, c): v for r in rows for c, v in zip(columns, data[r])}
+    return {(r, c): v for r in rows for c, v in zip(columns, data[r], strict=True)}
 
 
 # -- claims and their predicates -------------------------------------------------------------
 
 
-class Predicate:
+class Predicate(ABC):
     """A relation between quantities, judged with their confidence intervals. ``rule`` says
     how; calling it on Measures gives (holds, what dsim shows)."""
 
-    rule: str = ""
+    @property
+    @abstractmethod
+    def rule(self) -> str: ...
 
-    def __call__(self, m: Mapping[str, Sample]) -> tuple[bool, str]:
-        raise NotImplementedError
-
-
-def _show(m: Mapping[str, Sample], keys: Sequence[str]) -> str:
-    return ", ".join(m[k].show() for k in keys)
+    @abstractmethod
+    def __call__(self, m: Mapping[str, Sample]) -> tuple[bool, str]: ...
 
 
 @dataclass
@@ -335,7 +360,7 @@ class Compare(Predicate):
     by: float = 0.0
 
     @property
-    def rule(self) -> str:  # type: ignore[override]
+    def rule(self) -> str:
         word = "above" if self.sense > 0 else "below"
         other = f"{fmt(self.factor)} x " if self.factor != 1 else ""
         margin = f" {'+' if self.sense > 0 else '-'} {fmt(self.by)}" if self.by else ""
@@ -345,10 +370,7 @@ class Compare(Predicate):
     def __call__(self, m: Mapping[str, Sample]) -> tuple[bool, str]:
         a = m[self.a]
         b = m[self.b] if isinstance(self.b, str) else Sample(float(self.b))
-        if self.sense > 0:
-            holds = a.lo > self.factor * b.hi + self.by
-        else:
-            holds = a.hi < self.factor * b.lo - self.by
+        holds = a.lo > self.factor * b.hi + self.by if self.sense > 0 else a.hi < self.factor * b.lo - self.by
         return bool(holds), f"{a.show()} vs {b.show()}"
 
 
@@ -370,7 +392,7 @@ class NotBeyond(Predicate):
     sense: int
 
     @property
-    def rule(self) -> str:  # type: ignore[override]
+    def rule(self) -> str:
         b = self.b if isinstance(self.b, str) else fmt(self.b)
         return f"{self.a} not {'below' if self.sense < 0 else 'above'} {b} beyond the 90 % CIs"
 
@@ -399,7 +421,7 @@ class Trend(Predicate):
     factor: float = 1.0
 
     @property
-    def rule(self) -> str:  # type: ignore[override]
+    def rule(self) -> str:
         word = "falls" if self.sense < 0 else "rises"
         extra = f" by a factor {fmt(self.factor)}" if self.factor != 1 else ""
         return f"{word}{extra} from first to last beyond the 90 % CIs, no step the other way beyond them"
@@ -408,10 +430,10 @@ class Trend(Predicate):
         s = [m[k] for k in self.keys]
         if self.sense < 0:
             ends = s[-1].hi * self.factor < s[0].lo
-            steps = all(b.lo <= a.hi for a, b in zip(s, s[1:]))
+            steps = all(b.lo <= a.hi for a, b in pairwise(s))
         else:
             ends = s[-1].lo > s[0].hi * self.factor
-            steps = all(b.hi >= a.lo for a, b in zip(s, s[1:]))
+            steps = all(b.hi >= a.lo for a, b in pairwise(s))
         return bool(ends and steps), " -> ".join(x.show() for x in s)
 
 
@@ -433,7 +455,7 @@ class Close(Predicate):
     rel: float
 
     @property
-    def rule(self) -> str:  # type: ignore[override]
+    def rule(self) -> str:
         return f"{self.a} within {self.rel:.0%} of {self.b}, beyond the 90 % CIs"
 
     def __call__(self, m: Mapping[str, Sample]) -> tuple[bool, str]:
@@ -454,7 +476,7 @@ class Near(Predicate):
     band: Band
 
     @property
-    def rule(self) -> str:  # type: ignore[override]
+    def rule(self) -> str:
         return f"{self.a} within {self.band.describe('')} of {fmt(self.value)}"
 
     def __call__(self, m: Mapping[str, Sample]) -> tuple[bool, str]:
@@ -470,7 +492,7 @@ class All(Predicate):
     joined: str = ""
 
     @property
-    def rule(self) -> str:  # type: ignore[override]
+    def rule(self) -> str:
         return self.joined or ("all of: " + "; ".join(p.rule for p in self.parts))
 
     def __call__(self, m: Mapping[str, Sample]) -> tuple[bool, str]:
@@ -480,10 +502,15 @@ class All(Predicate):
 
 @dataclass
 class Fn(Predicate):
-    """A predicate written as a function of the quantities (holds, shown)."""
+    """A predicate written as a function of the quantities (holds, shown), and its rule in
+    words."""
 
     fn: Callable[[Mapping[str, Sample]], tuple[bool, str]]
-    rule: str = ""
+    described: str = ""
+
+    @property
+    def rule(self) -> str:
+        return self.described
 
     def __call__(self, m: Mapping[str, Sample]) -> tuple[bool, str]:
         holds, shown = self.fn(m)
@@ -520,7 +547,12 @@ class Miss:
 # -- experiments --------------------------------------------------------------------------
 
 
-Figure = Callable[[RunSet, Measures], Sequence[tuple[str, Any]]]
+#: A measure function: the set-ups' results -> named quantities.
+Measure: TypeAlias = Callable[[RunSet], Mapping[str, Quantity]]
+#: Figures of dsim's own: (name, figure) pairs.
+Figures: TypeAlias = Callable[[RunSet, Measures], Sequence[tuple[str, "MplFigure"]]]
+#: Tables of dsim's own (sensitivity runs ...): (title, table) pairs.
+Extra: TypeAlias = Callable[[RunSet, Measures], Sequence[tuple[str, "pd.DataFrame"]]]
 
 
 @dataclass
@@ -532,17 +564,16 @@ class Experiment:
     source: str
     family: str
     setups: Callable[[str], Sequence[Setup]] | Sequence[Setup]
-    measure: Callable[[RunSet], Mapping[str, Any]]
+    measure: Measure
     quick: Runs
     full: Runs
-    tables: Sequence[Table] = ()
+    tables: Sequence[Table[Any, Any]] = ()
     claims: Sequence[Claim] = ()
     expected: Mapping[str, Miss] = field(default_factory=dict)
     full_only: Mapping[str, str] = field(default_factory=dict)
     notes: Sequence[str] = ()
-    figures: Sequence[Figure] = ()
-    #: Tables of dsim's own (sensitivity runs ...): measures -> [(title, DataFrame)].
-    extra: Callable[[RunSet, Measures], Sequence[tuple[str, Any]]] | None = None
+    figures: Sequence[Figures] = ()
+    extra: Extra | None = None
     doc: str = ""
 
     def setups_for(self, mode: str) -> list[Setup]:
@@ -585,7 +616,7 @@ class Check:
         return self.counted and self.verdict != self.expected
 
     def to_json(self) -> dict[str, Any]:
-        def num(s: Sample | None) -> Any:
+        def num(s: Sample | None) -> dict[str, float | int | None] | None:
             return None if s is None else {"mean": _clean(s.mean), "ci": _clean(s.half), "n": s.n}
 
         return {
@@ -607,7 +638,7 @@ class Outcome:
     experiment: Experiment
     mode: str
     checks: list[Check] = field(default_factory=list)
-    tables: list[tuple[str, Any]] = field(default_factory=list)
+    tables: list[tuple[str, pd.DataFrame]] = field(default_factory=list)
     figures: list[tuple[str, Path]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     error: str | None = None
@@ -625,7 +656,7 @@ class Outcome:
         return [c for c in self.checks if c.unexpected]
 
 
-def published_measures(tables: Sequence[Table]) -> dict[str, Sample]:
+def published_measures(tables: Sequence[Table[Any, Any]]) -> dict[str, Sample]:
     """The document's cells (reproduction tables) as quantities, under the names dsim's
     are measured by."""
     return {t.quantity(r, c): p for t in tables if t.kind == REPRODUCTION for r, c, p in t.cells()}
@@ -635,7 +666,7 @@ def evaluate(e: Experiment, mode: str, m: Measures, outcome: Outcome) -> None:
     """Every check of `e` on the quantities `m`, with its expected verdict and, for an
     expected miss that misses, its reason rendered from the run."""
     pub = published_measures(e.tables)
-    namespace: dict[str, Any] = dict(m) | {f"pub.{k}": v.mean for k, v in pub.items()} | {f"pub.ci.{k}": v.half for k, v in pub.items()}
+    namespace: dict[str, Sample | float] = dict(m) | {f"pub.{k}": v.mean for k, v in pub.items()} | {f"pub.ci.{k}": v.half for k, v in pub.items()}
     for t in e.tables:
         for r, c, p in t.cells():
             if mode == QUICK and t.quantity(r, c) not in m:
@@ -669,7 +700,7 @@ def evaluate(e: Experiment, mode: str, m: Measures, outcome: Outcome) -> None:
 
 
 def _check(e: Experiment, mode: str, cid: str, text: str, kind: str, form: str, source: str, published: str, simulated: str,
-           rule: str, ok: bool, unit: str, value: Sample | None, reference: Sample | None, namespace: Mapping[str, Any]) -> Check:  # fmt: skip
+           rule: str, ok: bool, unit: str, value: Sample | None, reference: Sample | None, namespace: Mapping[str, object]) -> Check:  # fmt: skip
     miss = e.expected.get(cid)
     expected = MISS if miss is not None else PASS
     verdict = PASS if ok else MISS
@@ -723,8 +754,55 @@ class Registry:
 registry = Registry()
 
 __all__ = [
-    "All", "Band", "Check", "Claim", "Close", "Compare", "DOCUMENT", "Experiment", "FULL", "FULL_ONLY", "Fn", "INVARIANT", "LEVEL",
-    "MISS", "MODEL", "Measures", "Miss", "Near", "NotBeyond", "Outcome", "PASS", "QUICK", "REPRODUCTION", "RunSet", "Runs",
-    "SETUP", "Sample", "Setup", "TESTBED", "Table", "above", "below", "close", "evaluate", "falls", "fmt", "grid", "not_above",
-    "not_below", "registry", "render", "rises", "shipped", "sweep_points",
-]  # fmt: skip
+    "DOCUMENT",
+    "FULL",
+    "FULL_ONLY",
+    "INVARIANT",
+    "LEVEL",
+    "MISS",
+    "MODEL",
+    "PASS",
+    "QUICK",
+    "REPRODUCTION",
+    "SETUP",
+    "TESTBED",
+    "All",
+    "Band",
+    "Check",
+    "Claim",
+    "Close",
+    "Compare",
+    "Experiment",
+    "Extra",
+    "Figures",
+    "Fn",
+    "Measure",
+    "Measures",
+    "Miss",
+    "Near",
+    "NotBeyond",
+    "Outcome",
+    "Predicate",
+    "Published",
+    "Quantity",
+    "RunSet",
+    "Runs",
+    "Sample",
+    "Setup",
+    "Table",
+    "Values",
+    "above",
+    "below",
+    "close",
+    "evaluate",
+    "falls",
+    "fmt",
+    "grid",
+    "not_above",
+    "not_below",
+    "registry",
+    "render",
+    "rises",
+    "shipped",
+    "sweep_points",
+]

@@ -8,8 +8,23 @@ Each experiment is its set-up, its table of analytic values and its claims: noth
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
-from .framework import INVARIANT, Band, Claim, Experiment, Runs, Setup, Table, above, below, grid, registry
+from .framework import (
+    INVARIANT,
+    Band,
+    Claim,
+    Experiment,
+    Quantity,
+    Runs,
+    RunSet,
+    Setup,
+    Table,
+    above,
+    below,
+    grid,
+    registry,
+)
 
 FAMILY = "queueing"
 PACKET_BITS = 8000  # 1000 B
@@ -21,10 +36,10 @@ DD1_DELAY_MS = (PACKET_BITS / 10e6 + PACKET_BITS / 5e6 + PACKET_BITS / 10e6) * 1
 EXACT = Band("exact arithmetic in integer nanoseconds; 1 ns for the float conversion", abs=1e-6)
 
 
-def _dd1(runs):
+def _dd1(runs: RunSet) -> dict[str, Quantity]:
     f = runs["dd1"].flows
-    return {"delay/mean": f["delay_mean_ms"], "delay/max": f["delay_max_ms"], "delay/jitter max": f["jitter_max_ms"],
-            "throughput": f["throughput_bps"] / 1e6, "dropped": f["dropped_pkts"]}  # fmt: skip
+    return {"delay/mean": f["delay_mean_ms"].to_numpy(), "delay/max": f["delay_max_ms"].to_numpy(), "delay/jitter max": f["jitter_max_ms"].to_numpy(),
+            "throughput": f["throughput_bps"].to_numpy() / 1e6, "dropped": f["dropped_pkts"].to_numpy()}  # fmt: skip
 
 
 registry.add(
@@ -48,7 +63,7 @@ registry.add(
 # -- two sources racing for a full drop-tail FIFO ----------------------------------------------
 
 
-def _residual_survival(period: float, variation: float, grid_: np.ndarray) -> np.ndarray:
+def _residual_survival(period: float, variation: float, grid_: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """P(R > r) for the time R from a random instant to the next packet of a source whose
     gaps are uniform on [(1-v)T, (1+v)T] (the renewal equilibrium residual: density
     P(G > r) / E[G])."""
@@ -74,13 +89,14 @@ SHARE_X = first_arrival_share(PACKET_BITS / 6e6, PACKET_BITS / 4e6, 0.10)
 POISSON = {"flow[0].app": {"type": "poisson", "rate": "6Mbps", "size": "1000B"}, "flow[1].app": {"type": "poisson", "rate": "4Mbps", "size": "1000B"}}
 
 
-def _overload(runs):
-    out = {}
+def _overload(runs: RunSet) -> dict[str, Quantity]:
+    out: dict[str, Quantity] = {}
     for name in ("CBR", "Poisson"):
         f = runs[name].flows
         tput = f.pivot(index="replication", columns="flow", values="throughput_bps") / 1e6
         loss = f.assign(loss=f["dropped_pkts"] / f["sent_pkts"]).pivot(index="replication", columns="flow", values="loss")
-        out |= {f"{name}/x": tput["x"], f"{name}/y": tput["y"], f"{name}/total": tput.sum(axis=1), f"{name}/loss gap": (loss["x"] - loss["y"]).abs()}
+        out |= {f"{name}/x": tput["x"].to_numpy(), f"{name}/y": tput["y"].to_numpy(), f"{name}/total": tput.sum(axis=1).to_numpy(),
+                f"{name}/loss gap": (loss["x"] - loss["y"]).abs().to_numpy()}
     return out
 
 
@@ -114,12 +130,12 @@ SERVICE_MS = PACKET_BITS / 10e6 * 1e3
 LOADS = (0.5, 0.8, 0.9)
 
 
-def _md1(runs):
-    out = {}
+def _md1(runs: RunSet) -> dict[str, Quantity]:
+    out: dict[str, Quantity] = {}
     for rho in LOADS:
         res = runs[f"rho {rho}"]
-        out[f"wait/{rho}"] = res.flows["delay_mean_ms"] - SERVICE_MS
-        out[f"queue/{rho}"] = res.queues[res.queues["port"] == "A->B"]["mean_len_pkts"]
+        out[f"wait/{rho}"] = res.flows["delay_mean_ms"].to_numpy() - SERVICE_MS
+        out[f"queue/{rho}"] = res.queues[res.queues["port"] == "A->B"]["mean_len_pkts"].to_numpy()
     return out
 
 

@@ -26,6 +26,7 @@ the replications' confidence intervals.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,27 @@ import pandas as pd
 
 from ..scenario import mark, srras, srtcm, trras, trtcm
 from .framework import (
-    DOCUMENT, FULL, QUICK, TESTBED, All, Band, Claim, Experiment, Miss, Runs, Setup, Table, above, below, close, grid, registry,
+    DOCUMENT,
+    FULL,
+    QUICK,
+    TESTBED,
+    All,
+    Band,
+    Claim,
+    Experiment,
+    Measures,
+    Miss,
+    Quantity,
+    Runs,
+    RunSet,
+    Setup,
+    Table,
+    Values,
+    above,
+    below,
+    close,
+    grid,
+    registry,
 )  # fmt: skip
 
 SCENARIO = "ras/lan-trras.toml"
@@ -65,7 +86,8 @@ def thresholds(cir_mbps: float, scale: float = 1.0) -> tuple[str, str, str]:
     """CIR_th, PIR_th, MIR_th of a customer: the bytes sent at the CIR in 20, 40 and 80 ms
     (times `scale`): 5 / 10 / 20 KB at 2 Mbit/s."""
     per_ms = cir_mbps * 1e6 / 8 / 1000
-    return tuple(_kb(per_ms * ms * scale) for ms in (CIR_TH_MS, PIR_TH_MS, MIR_TH_MS))  # type: ignore[return-value]
+    cir_th, pir_th, mir_th = (_kb(per_ms * ms * scale) for ms in (CIR_TH_MS, PIR_TH_MS, MIR_TH_MS))
+    return cir_th, pir_th, mir_th
 
 
 def shaper_spec(kind: str, cir_mbps: float, *, scale: float = 1.0, k: str = K, buffer: str | None = BUFFER) -> dict[str, Any]:
@@ -114,17 +136,17 @@ def customer_rates(flows: pd.DataFrame, conds: pd.DataFrame, window_s: float, by
     """Per customer (and `by`): the bit rate leaving its marker by colour (green, yellow,
     red, total, Mbit/s; the throughput of Tables A.2/A.3/A.5/A.6), the green share of it,
     and the goodput of its ten flows (Tables A.4/A.7)."""
-    by = list(by)
+    keys = list(by)
     c = conds[conds["color"].isin(["green", "yellow", "red"])]
-    rates = c.pivot_table(index=[*by, "conditioner"], columns="color", values="bytes", aggfunc="sum").fillna(0.0) * 8 / window_s / 1e6
+    rates = c.pivot_table(index=[*keys, "conditioner"], columns="color", values="bytes", aggfunc="sum").fillna(0.0) * 8 / window_s / 1e6
     for col in ("green", "yellow", "red"):
         if col not in rates:
             rates[col] = 0.0
     rates["total"] = rates["green"] + rates["yellow"] + rates["red"]
     rates["green_share"] = rates["green"] / rates["total"]
     f = flows.assign(customer="C" + flows["flow"].str.extract(r"^c(\d+)_", expand=False))
-    goodput = f.groupby([*by, "customer"])["goodput_bps"].sum() / 1e6
-    rates.index = rates.index.set_names([*by, "customer"])
+    goodput = f.groupby([*keys, "customer"])["goodput_bps"].sum() / 1e6
+    rates.index = rates.index.set_names([*keys, "customer"])
     rates["goodput"] = goodput
     return rates.reset_index()
 
@@ -159,21 +181,23 @@ def lan(name: str, shaper: str | None = "trras", label: str = "", modes: tuple[s
     return Setup(name, SCENARIO, {"conditioner": conditioners(shaper, **kw)}, label, modes)
 
 
-def customer_measures(runs: Any) -> dict[str, Any]:
+def customer_measures(runs: RunSet) -> dict[str, Values]:
     """Per set-up and customer, per replication: ``<colour>/<set-up>/<customer>`` (Mbit/s
     leaving the marker, and total), ``green share``, ``goodput``; per shaped/unshaped pair
     of the same CIR, ``ratio/<set-up>/<shaped>`` (total) and ``goodput ratio/...``; the
     shaped customers' sums ``shaped <colour>/<set-up>``; the five pairs' goodput ratios
     averaged, ``mean ratio/<set-up>``, and its distance from 1, ``mean deviation/...``."""
-    out: dict[str, Any] = {}
+    out: dict[str, Values] = {}
     for name in runs:
         res = runs[name]
-        rates = customer_rates(res.flows, res.conditioners, float(res.run["window_s"].iloc[0])).set_index(["customer", "replication"]).sort_index()
+        rates = customer_rates(res.flows, res.conditioners, float(res.run["window_s"].iloc[0])).set_index(["replication", "customer"])
         for col in ("green", "yellow", "total", "green_share", "goodput"):
+            per_customer = rates[col].unstack("customer").sort_index()
             for cust in CIR:
-                out[f"{col.replace('_', ' ')}/{name}/{cust}"] = rates.loc[cust, col].to_numpy()
-            out[f"shaped {col}/{name}"] = sum(out[f"{col.replace('_', ' ')}/{name}/{s}"] for s in SHAPED)
-        for u, s in zip(UNSHAPED, SHAPED):
+                out[f"{col.replace('_', ' ')}/{name}/{cust}"] = per_customer[cust].to_numpy()
+            shaped = [out[f"{col.replace('_', ' ')}/{name}/{s}"] for s in SHAPED]
+            out[f"shaped {col}/{name}"] = sum(shaped[1:], shaped[0])
+        for u, s in zip(UNSHAPED, SHAPED, strict=True):
             out[f"ratio/{name}/{s}"] = out[f"total/{name}/{s}"] / out[f"total/{name}/{u}"]
             out[f"goodput ratio/{name}/{s}"] = out[f"goodput/{name}/{s}"] / out[f"goodput/{name}/{u}"]
             out[f"deviation/{name}/{s}"] = np.abs(out[f"goodput ratio/{name}/{s}"] - 1)
@@ -183,7 +207,7 @@ def customer_measures(runs: Any) -> dict[str, Any]:
     return out
 
 
-def colour_tables(numbers: tuple[int, int], setup: str, unshaped: dict[str, Any], shaped: dict[str, Any], what: str) -> list[Table]:
+def colour_tables(numbers: tuple[int, int], setup: str, unshaped: Mapping[str, Sequence[float]], shaped: Mapping[str, Sequence[float]], what: str) -> list[Table[str, str]]:
     return [Table(f"A.{n}", f"Table A.{n}, throughput of the {kind} customers ({what}, CBS 3 KB)", f"Table A.{n}", "Mbit/s", tuple(data), ("green", "yellow", "total"),
                   grid(tuple(data), ("green", "yellow", "total"), data), lambda r, c: f"{c}/{setup}/{r}", NS2, row_label="customer")
             for n, kind, data in ((numbers[0], "unshaped", unshaped), (numbers[1], "shaped", shaped))]  # fmt: skip
@@ -196,7 +220,7 @@ def shaping_claims(name: str, setup: str, what: str, green_share: bool) -> list[
                  "A.2, A.3", All([above(f"ratio/{setup}/{s}", 1.05) for s in SHAPED]))]  # fmt: skip
     if green_share:
         out.append(Claim(f"{name}-larger-green-share", f"CBS 3 KB, {what}: 'the higher proportion of packets marked as green' (green share, shaped above unshaped, every CIR)",
-                         "A.2", All([above(f"green share/{setup}/{s}", f"green share/{setup}/{u}") for u, s in zip(UNSHAPED, SHAPED)])))  # fmt: skip
+                         "A.2", All([above(f"green share/{setup}/{s}", f"green share/{setup}/{u}") for u, s in zip(UNSHAPED, SHAPED, strict=True)])))  # fmt: skip
     return out
 
 
@@ -255,13 +279,13 @@ registry.add(
             Claim("gtr-more-yellow", "'the amount of yellow traffic increases' (C6-C10, G-trRAS against trRAS)", "A.3", above("shaped yellow/gtr", "shaped yellow/tr")),
             Claim("gtr-slightly-less-green", "'with the expense of a slight decrease in the amount of green traffic' (C6-C10: below the trRAS's, by at most 15 %)", "A.3",
                   All([below("shaped green/gtr", "shaped green/tr"), above("shaped green/gtr", "shaped green/tr", factor=0.85)])),
-        ],  # fmt: skip
+        ],
         expected=colour_misses("gtr", 5, 6, {"C1": ("green", "yellow", "total"), "C2": ("green", "yellow", "total"), "C3": ("green",)}, {f"C{i}": 6 for i in (7, 8, 9, 10)})
         | {"gtr-beats-tr": Miss(TESTBED, "in dsim the G-trRAS moves traffic from green to yellow as the document says (the next two checks: yellow "
                                 "{shaped yellow/gtr:.2f} against {shaped yellow/tr:.2f} Mbit/s, green {shaped green/gtr:.2f} against "
                                 "{shaped green/tr:.2f}), but the shaped customers' total stays that of the trRAS ({shaped total/gtr:.2f} against "
                                 "{shaped total/tr:.2f}); the share of the bottleneck above the CIRs goes less to the shaped customers in dsim "
-                                "than in ns-2 (Table A.6's yellow).")},  # fmt: skip
+                                "than in ns-2 (Table A.6's yellow).")},
         doc="The scenario of ras-tr with the green trRAS (section 3.5) on C6-C10, and the document's comparison with the trRAS.",
     )
 )
@@ -275,7 +299,7 @@ def cbs_setups(shaper: str, name: str) -> list[Setup]:
     return [lan(f"{name} {c}", shaper, modes=(QUICK, FULL) if c in QUICK_CBS else (FULL,), cbs_kb=c) for c in CBS_KB]
 
 
-def cbs_table(n: int, name: str, data: dict[int, Any], what: str) -> Table:
+def cbs_table(n: int, name: str, data: Mapping[int, Sequence[float]], what: str) -> Table[int, str]:
     cols = ("C1", "C6", "C3", "C8")
     return Table(f"A.{n}", f"Table A.{n}, goodput versus CBS ({what})", f"Table A.{n}", "Mbit/s", CBS_KB, cols, grid(CBS_KB, cols, data),
                  lambda r, c: f"goodput/{name} {r}/{c}", NS2, row_label="CBS KB", logx=True)
@@ -311,7 +335,7 @@ registry.add(
             small_cbs("A.4", "tr cbs", "trRAS"),
             Claim("A.4-large-cbs", f"CBS {LARGE} KB, trRAS: 'With a very large CBS, the performance decreases when the shaper is in use' ('slightly': C6/C1 and C8/C3 goodput below 1, above 0.7)",
                   "A.2, A.4", All([p for _, s in PAIRS for p in (below(f"goodput ratio/tr cbs {LARGE}/{s}", 1.0), above(f"goodput ratio/tr cbs {LARGE}/{s}", 0.7))])),
-        ],  # fmt: skip
+        ],
         expected={"A.4-3-C1": Miss(GOODPUT.cls, GOODPUT.reason.replace("{name}", "tr cbs")), **{f"A.4-{c}-C6": shaped_large_cbs(c) for c in (75, 150, 200, 300, LARGE)}},
         doc="The CBS of every customer router from 3 to 400 KB (PBS = 2 CBS).",
     )
@@ -320,7 +344,7 @@ registry.add(
 registry.add(
     Experiment(
         "ras-gtr-cbs", "G-trRAS: goodput versus CBS (Table A.7)", SOURCE + ", A.3, Table A.7", FAMILY,
-        setups=lambda mode: cbs_setups("g_trras", "gtr cbs") + [lan(f"tr cbs {LARGE}", "trras", cbs_kb=LARGE)], measure=customer_measures, quick=QUICK_RUNS, full=Runs(5),
+        setups=lambda mode: [*cbs_setups("g_trras", "gtr cbs"), lan(f"tr cbs {LARGE}", "trras", cbs_kb=LARGE)], measure=customer_measures, quick=QUICK_RUNS, full=Runs(5),
         tables=[cbs_table(7, "gtr cbs", TABLE_A7, "G-trRAS")],
         claims=[
             small_cbs("A.7", "gtr cbs", "G-trRAS"),
@@ -328,7 +352,7 @@ registry.add(
                   "A.3", All([close(f"goodput/gtr cbs {LARGE}/{s}", f"goodput/gtr cbs {LARGE}/{u}", 0.10) for u, s in PAIRS])),
             Claim("A.7-closer-than-trras", f"CBS {LARGE} KB: 'This is in contrast with the trRAS': the G-trRAS's shaped / unshaped goodput nearer 1 than the trRAS's (the five CIR pairs' ratios averaged)",
                   "A.3", below(f"mean deviation/gtr cbs {LARGE}", f"mean deviation/tr cbs {LARGE}")),
-        ],  # fmt: skip
+        ],
         expected={"A.7-3-C1": Miss(GOODPUT.cls, GOODPUT.reason.replace("{name}", "gtr cbs"))},
         doc="Table A.4's sweep with the G-trRAS; the trRAS is run again at the largest CBS for the contrast.",
     )
@@ -346,11 +370,13 @@ SR = Miss(
 )
 
 
-def sr_measure(runs: Any) -> dict[str, Any]:
-    out = customer_measures(runs)
+def sr_measure(runs: RunSet) -> dict[str, Quantity]:
+    per_customer = customer_measures(runs)
+    out: dict[str, Quantity] = dict(per_customer)
     for name in runs:
-        out[f"unshaped yellow/{name}"] = sum(out[f"yellow/{name}/{u}"] for u in UNSHAPED)
-        ratios = [out[f"goodput ratio/{name}/{s}"].mean() for s in SHAPED]
+        unshaped = [per_customer[f"yellow/{name}/{u}"] for u in UNSHAPED]
+        out[f"unshaped yellow/{name}"] = sum(unshaped[1:], unshaped[0])
+        ratios = [float(per_customer[f"goodput ratio/{name}/{s}"].mean()) for s in SHAPED]
         out[f"least ratio/{name}"], out[f"most ratio/{name}"] = min(ratios), max(ratios)
     return out
 
@@ -363,7 +389,7 @@ registry.add(
             Claim(f"{k}-more-throughput", f"CBS 3 KB, {what}: every shaped customer gets more goodput than the unshaped one of the same CIR (A.2's claim, with an srTCM)", "A.2 (applied to section 2.3's shaper)",
                   All([above(f"goodput ratio/{k}/{s}", 1.0) for s in SHAPED])),
             Claim(f"{k}-larger-green-share", f"CBS 3 KB, {what}: a larger share of the shaped customer's packets is green", "A.2 (applied to section 2.3's shaper)",
-                  All([above(f"green share/{k}/{s}", f"green share/{k}/{u}") for u, s in zip(UNSHAPED, SHAPED)])))],  # fmt: skip
+                  All([above(f"green share/{k}/{s}", f"green share/{k}/{u}") for u, s in zip(UNSHAPED, SHAPED, strict=True)])))],
         expected={f"{k}-more-throughput": Miss(SR.cls, SR.reason.replace("{setup}", k)) for k in ("srras", "g_srras")},
         doc="The topology of appendix A with single rate markers: an srTCM (CIR of Table A.1, CBS 3 KB, EBS 6 KB) on every "
         "customer router, an srRAS or a G-srRAS (CIR_th and MIR_th as for the trRAS) in front of it on C6-C10.",
@@ -377,8 +403,8 @@ SENSITIVITY: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
-def sensitivity_extra(runs: Any, m: Any) -> list[tuple[str, pd.DataFrame]]:
-    rows = [{"variant": v, "CBS KB": c, **{f"{s}/{u} goodput": m[f"goodput ratio/{v} {c}/{s}"].show() for u, s in zip(UNSHAPED, SHAPED)}} for v in SENSITIVITY for c in (3, LARGE)]
+def sensitivity_extra(runs: RunSet, m: Measures) -> list[tuple[str, pd.DataFrame]]:
+    rows = [{"variant": v, "CBS KB": c, **{f"{s}/{u} goodput": m[f"goodput ratio/{v} {c}/{s}"].show() for u, s in zip(UNSHAPED, SHAPED, strict=True)}} for v in SENSITIVITY for c in (3, LARGE)]
     return [("Shaped / unshaped goodput per CIR pair under each RAS choice", pd.DataFrame(rows))]
 
 
@@ -391,7 +417,7 @@ registry.add(
                   All([above(f"mean ratio/{v} 3", 1.05) for v in SENSITIVITY])),
             Claim("large-cbs-robust", f"CBS {LARGE} KB: 'With a very large CBS, the performance decreases when the shaper is in use' for every choice swept (the five pairs' ratios averaged: below 1)", "A.2, A.4",
                   All([below(f"mean ratio/{v} {LARGE}", 1.0) for v in SENSITIVITY])),
-        ],  # fmt: skip
+        ],
         extra=sensitivity_extra,
         doc="The trRAS runs of Table A.4 at CBS 3 and 400 KB with each choice the document leaves open changed in turn: "
         "thresholds (the CIR for 20, 40, 80 ms) scaled by 1/4 and 4, the EAR constant K at 20 and 500 ms, the buffer cut to MIR_th.",

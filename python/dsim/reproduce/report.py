@@ -14,16 +14,37 @@ import json
 import math
 import platform
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .. import __version__
 from ..stats import LEVEL
-from .framework import FULL_ONLY, INVARIANT, KINDS, MISS, PASS, REPRODUCTION, SETUP, Check, Measures, Outcome, Sample, Table, fmt
+from .framework import (
+    FULL_ONLY,
+    INVARIANT,
+    KINDS,
+    MISS,
+    PASS,
+    REPRODUCTION,
+    SETUP,
+    Check,
+    Measures,
+    Outcome,
+    Sample,
+    Table,
+    fmt,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axis import Axis
+    from matplotlib.figure import Figure
+    from rich.console import Console
 
 
-def _numeric(key: Any) -> float | None:
+def _numeric(key: object) -> float | None:
     """The x position of a row or column key: a number, or the number a key such as
     "10ms" starts with; None for a label ("PQ", "flat")."""
     if isinstance(key, (int, float)) and not isinstance(key, bool):
@@ -32,7 +53,7 @@ def _numeric(key: Any) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def published_beside_dsim(t: Table, m: Measures, outcome: Outcome) -> Any:
+def published_beside_dsim(t: Table[Any, Any], m: Measures, outcome: Outcome) -> pd.DataFrame:
     """The table as published, each cell followed by dsim's mean ± 90 % half width and,
     where it misses its band, a cross."""
     import pandas as pd
@@ -40,7 +61,7 @@ def published_beside_dsim(t: Table, m: Measures, outcome: Outcome) -> Any:
     verdict = {c.id: c.verdict for c in outcome.checks}
     rows = []
     for r in t.rows:
-        row: dict[str, Any] = {t.row_label or "row": r}
+        row: dict[str, object] = {t.row_label or "row": r}
         for c in t.columns:
             p = t.published(r, c)
             if p is None:
@@ -52,7 +73,7 @@ def published_beside_dsim(t: Table, m: Measures, outcome: Outcome) -> Any:
     return pd.DataFrame(rows)
 
 
-def readable_log_axis(axis: Any, ticks: list[float]) -> None:
+def readable_log_axis(axis: Axis, ticks: Sequence[float]) -> None:
     """A log axis labelled with the values themselves (2, 4, 8, 24), not powers of ten."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
@@ -61,7 +82,7 @@ def readable_log_axis(axis: Any, ticks: list[float]) -> None:
     axis.set_minor_formatter(NullFormatter())
 
 
-def figure_of_table(t: Table, m: Measures) -> Any:
+def figure_of_table(t: Table[Any, Any], m: Measures) -> Figure:
     """dsim (filled markers, 90 % CI bars) beside the published cells (open markers, their
     CI where given): x = the rows (one line per column) or the columns (one per row); keys
     that are labels, not numbers ("PQ", "flat BE"), are drawn as levels."""
@@ -71,35 +92,42 @@ def figure_of_table(t: Table, m: Measures) -> Any:
     import matplotlib.pyplot as plt
 
     along, across = (t.rows, t.columns) if t.plot == "rows" else (t.columns, t.rows)
-    cell = (lambda a, b: (a, b)) if t.plot == "rows" else (lambda a, b: (b, a))
-    xs = [_numeric(k) for k in along]
-    categorical = all(x is None for x in xs)
-    if categorical:
-        xs = [float(i) for i in range(len(along))]
+
+    def cell(k: Any, b: Any) -> tuple[Any, Any]:
+        return (k, b) if t.plot == "rows" else (b, k)
+
+    numbers = [_numeric(k) for k in along]
+    categorical = all(x is None for x in numbers)
+    xs = [float(i) for i in range(len(along))] if categorical else numbers
     fig, ax = plt.subplots(figsize=(6.4, 4))
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, b in enumerate(across):
         colour = colours[i % len(colours)]
-        # Cells whose set-up runs in full mode only are left out of a quick figure.
-        pts = [(x, k) for x, k in zip(xs, along) if x is not None and t.published(*cell(k, b)) is not None and t.quantity(*cell(k, b)) in m]
-        levels = [k for x, k in zip(xs, along) if x is None and t.published(*cell(k, b)) is not None and t.quantity(*cell(k, b)) in m]
+        # (x, dsim, published) of the cells at a number; (key, dsim, published) of those at a
+        # label. Cells whose set-up runs in full mode only are left out of a quick figure.
+        pts: list[tuple[float, Sample, Sample]] = []
+        levels: list[tuple[Any, Sample, Sample]] = []
+        for x, k in zip(xs, along, strict=True):
+            pub, q = t.published(*cell(k, b)), t.quantity(*cell(k, b))
+            if pub is None or q not in m:
+                continue
+            if x is None:
+                levels.append((k, m[q], pub))
+            else:
+                pts.append((x, m[q], pub))
         if pts:
-            sim = [m[t.quantity(*cell(k, b))] for _, k in pts]
-            pub = [t.published(*cell(k, b)) for _, k in pts]
-            x = [p[0] for p in pts]
             # Categories: no lines between them, each series a little apart.
-            x = [v + (0.08 * (i - len(across) / 2) if categorical else 0.0) for v in x]
-            ax.errorbar(x, [s.mean for s in sim], yerr=[s.half for s in sim], fmt="o" if categorical else "o-", color=colour, capsize=3, label=f"dsim, {b}")
-            ax.errorbar(x, [p.mean for p in pub], yerr=[p.half for p in pub], fmt="s" if categorical else "s--", mfc="none", color=colour, alpha=0.8, capsize=3, label=f"published, {b}")
-        for k in levels:
-            ax.axhline(m[t.quantity(*cell(k, b))].mean, color=colour, ls=":", lw=1.2, label=f"dsim, {b}, {k}")
-            ax.axhline(t.published(*cell(k, b)).mean, color=colour, ls="-.", lw=1, alpha=0.6, label=f"published, {b}, {k}")  # type: ignore[union-attr]
-    numeric = sorted(x for x in xs if x is not None)
+            at = [x + (0.08 * (i - len(across) / 2) if categorical else 0.0) for x, _, _ in pts]
+            ax.errorbar(at, [s.mean for _, s, _ in pts], yerr=[s.half for _, s, _ in pts], fmt="o" if categorical else "o-", color=colour, capsize=3, label=f"dsim, {b}")
+            ax.errorbar(at, [p.mean for _, _, p in pts], yerr=[p.half for _, _, p in pts], fmt="s" if categorical else "s--", mfc="none", color=colour, alpha=0.8, capsize=3, label=f"published, {b}")
+        for k, sim, pub in levels:
+            ax.axhline(sim.mean, color=colour, ls=":", lw=1.2, label=f"dsim, {b}, {k}")
+            ax.axhline(pub.mean, color=colour, ls="-.", lw=1, alpha=0.6, label=f"published, {b}, {k}")
     if categorical:
-        ax.set_xticks(xs, [str(k) for k in along])
+        ax.set_xticks(range(len(along)), [str(k) for k in along])
     elif t.logx:
         ax.set_xscale("log")
-        readable_log_axis(ax.xaxis, numeric)
+        readable_log_axis(ax.xaxis, sorted(x for x in xs if x is not None))
     ax.set_xlabel(t.row_label if t.plot == "rows" else "")
     ax.set_ylabel(t.ylabel or t.unit)
     ax.set_title(f"{t.title} ({t.source})", fontsize=9)
@@ -172,14 +200,14 @@ class Report:
 
     # -- console -----------------------------------------------------------------------
 
-    def print_outcome(self, con: Any, o: Outcome) -> None:
+    def print_outcome(self, con: Console, o: Outcome) -> None:
         from rich.markup import escape
         from rich.table import Table as RichTable
 
         e = o.experiment
         t = RichTable(title=f"[bold]{e.name}[/]: {escape(e.title)}\n[dim]{escape(e.source)}[/]", title_justify="left")
         for col in ("check", "kind", "published", f"dsim (mean ± {LEVEL:.0%} CI)", "verdict"):
-            t.add_column(col, justify="right" if col in ("published",) else "left")
+            t.add_column(col, justify="right" if col == "published" else "left")
         for c in o.checks:
             colour = "green" if c.verdict == PASS else ("yellow" if c.verdict == FULL_ONLY else "red")
             tag = c.verdict + (" (expected)" if c.verdict == MISS and not c.unexpected else "") + (" UNEXPECTED" if c.unexpected else "")
@@ -191,7 +219,7 @@ class Report:
             if c.reason and c.verdict != PASS:
                 con.print(f"[dim]{c.id} ({escape(c.miss_class or c.verdict)}): {escape(c.reason)}[/]")
 
-    def print_summary(self, con: Any) -> None:
+    def print_summary(self, con: Console) -> None:
         from rich.table import Table as RichTable
 
         t = RichTable(title=f"Reproduction summary ({self.mode} mode): checks passed / checks", title_justify="left")
@@ -214,7 +242,7 @@ class Report:
         return {
             "dsim_version": __version__,
             "mode": self.mode,
-            "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "machine": platform.platform(),
             "confidence_level": LEVEL,
             "headline": self.headline(),
@@ -224,7 +252,7 @@ class Report:
                 {
                     "name": o.experiment.name, "title": o.experiment.title, "source": o.experiment.source, "family": o.experiment.family,
                     "error": o.error, "notes": o.notes, "checks": [c.to_json() for c in o.checks], "figures": [p.name for _, p in o.figures],
-                }  # fmt: skip
+                }
                 for o in self.outcomes
             ],
         }
@@ -236,8 +264,8 @@ class Report:
             rows.append([f, r.text(), str(r.expected_misses), i.text(), s.text(), str(r.unexpected + i.unexpected + s.unexpected)])
         return rows
 
-    FAMILY_HEAD = ["family", "reproductions", "expected misses", "invariants", "set-up checks", "unexpected"]
-    CHECK_HEAD = ["check", "kind", "source", "published", "dsim", "band / rule", "verdict"]
+    FAMILY_HEAD: ClassVar[list[str]] = ["family", "reproductions", "expected misses", "invariants", "set-up checks", "unexpected"]
+    CHECK_HEAD: ClassVar[list[str]] = ["check", "kind", "source", "published", "dsim", "band / rule", "verdict"]
 
     @staticmethod
     def _check_row(c: Check) -> list[str]:
@@ -247,9 +275,9 @@ class Report:
     def to_markdown(self, out: Path) -> str:
         lines = [
             f"# dsim reproduction report ({self.mode} mode)", "",
-            f"dsim {__version__}, {_dt.date.today().isoformat()}, {platform.platform()}. Simulated values are means over "
-            f"replications ± the half width of their {LEVEL:.0%} Student-t confidence interval.", "",
-            f"**{self.split()}.**", "", _md([self.FAMILY_HEAD] + self._family_rows()), "",
+            (f"dsim {__version__}, {_dt.date.today().isoformat()}, {platform.platform()}. Simulated values are means over "
+             f"replications ± the half width of their {LEVEL:.0%} Student-t confidence interval."), "",
+            f"**{self.split()}.**", "", _md([self.FAMILY_HEAD, *self._family_rows()]), "",
         ]  # fmt: skip
         for o in self.outcomes:
             e = o.experiment
@@ -271,8 +299,8 @@ class Report:
 
         parts = [
             f"<h1>dsim reproduction report ({self.mode} mode)</h1>",
-            f"<p>dsim {html.escape(__version__)}, {_dt.date.today().isoformat()}, {html.escape(platform.platform())}. "
-            f"Simulated values: mean ± half width of the {LEVEL:.0%} Student-t confidence interval over replications.</p>",
+            (f"<p>dsim {html.escape(__version__)}, {_dt.date.today().isoformat()}, {html.escape(platform.platform())}. "
+             f"Simulated values: mean ± half width of the {LEVEL:.0%} Student-t confidence interval over replications.</p>"),
             f"<p class='headline'>{html.escape(self.split())}</p>",
             table(self.FAMILY_HEAD, self._family_rows()),
         ]  # fmt: skip
@@ -311,7 +339,7 @@ class Report:
         return paths
 
 
-def _cell(v: Any) -> str:
+def _cell(v: object) -> str:
     if isinstance(v, float) and not math.isnan(v):
         return fmt(v)
     return "" if isinstance(v, float) else str(v)
@@ -325,4 +353,4 @@ def _md(rows: list[list[str]]) -> str:
     return "\n".join(["| " + " | ".join(map(esc, head)) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(map(esc, r)) + " |" for r in body])
 
 
-__all__ = ["Report", "Counts", "figure_of_table", "published_beside_dsim", "readable_log_axis", "INVARIANT", "SETUP", "Sample"]
+__all__ = ["INVARIANT", "SETUP", "Counts", "Report", "Sample", "figure_of_table", "published_beside_dsim", "readable_log_axis"]
