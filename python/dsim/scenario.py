@@ -354,9 +354,6 @@ class Scenario:
         try:
             #: The work of one run, as the core estimates it (events, memory_bytes, packets).
             self.estimate: dict[str, int] = _dsim.validate(self.to_toml(), limits_json())
-            if not self.data.get("flow"):
-                rule = "a scenario needs at least one [[flow]]: without traffic there is nothing to measure"
-                raise ScenarioError(f"flow: {rule}", "flow", None, rule)
         except ScenarioError as e:
             raise self._located(e) from None
         return self

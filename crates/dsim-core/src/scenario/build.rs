@@ -40,6 +40,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Simulation> {
     let names = node_names(sc, &root.key("nodes"))?;
     let mut net = build_network(sc, &names, seed, &root)?;
     apply_routes(sc, &names, &mut net, &root)?;
+    check_traffic(sc, &root)?;
     let window = Window {
         start: SimTime::ZERO + sc.warmup,
         end: SimTime::ZERO + sc.duration,
@@ -72,6 +73,19 @@ fn check_run(sc: &Scenario, root: &KeyPath) -> Result<()> {
     }
     if sc.replications == 0 {
         return err(root.key("replications"), 0, "at least one replication is needed");
+    }
+    Ok(())
+}
+
+/// After the network's own rules (a network is checked even while its flows are unwritten).
+fn check_traffic(sc: &Scenario, root: &KeyPath) -> Result<()> {
+    if sc.flows.is_empty() {
+        // A run without traffic has nothing to measure (and no rows to write).
+        return Err(ConfigError::new(
+            root.key("flow"),
+            None,
+            "a scenario needs at least one [[flow]]: without traffic there is nothing to measure",
+        ));
     }
     Ok(())
 }
