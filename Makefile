@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test build lint lint-rust lint-python test-rust test-python bench bench-peers dist guide clean
+.PHONY: run test build lint lint-rust lint-python test-rust test-python bench bench-peers bench-peers-scale dist guide clean
 
 run: build
 	$(BIN)/dsim reproduce --out results
@@ -82,6 +82,14 @@ PEERS_ARGS  ?=
 bench-peers: build
 	sh benchmarks/peers/install.sh
 	$(BIN)/python benchmarks/peers/compare.py --flows $(PEERS_FLOWS) --json results/bench-peers.json --markdown results/bench-peers.md $(PEERS_ARGS)
+	$(MAKE) bench-peers-scale
+
+# The dumbbell grown with its load (issue 24; `dsim bench --scale`): dsim and ns-2 at 200,
+# 1,000 and 2,000 connections, 10 s simulated, bottleneck N Mbit/s.
+PEERS_SCALE_FLOWS ?= 200 1000 2000
+bench-peers-scale: build
+	sh benchmarks/peers/install.sh
+	$(BIN)/python benchmarks/peers/compare.py --scale --no-ns3 --flows $(PEERS_SCALE_FLOWS) --duration 10 --json results/bench-peers-scale.json --markdown results/bench-peers-scale.md
 
 # A wheel for this machine and the source distribution, into dist/ (what `pip install`
 # takes; a fresh environment needs no make: `pip install .` or `pip install dist/dsim-*.tar.gz`
