@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: run test build lint lint-rust lint-python test-rust test-python bench bench-peers bench-cc dist guide fuzz clean
+.PHONY: run test build lint lint-rust lint-python test-rust test-python bench bench-peers bench-peers-scale bench-cc dist guide fuzz clean
 
 run: build
 	$(BIN)/dsim reproduce --out results
@@ -22,7 +22,9 @@ test: lint test-rust test-python
 # tests/test_stub.py checks the stubs of the compiled module against it.
 lint: lint-rust lint-python
 
-lint-rust:
+# clippy builds dsim-py, whose pyo3 build script needs the interpreter of the virtual
+# environment: a fresh clone's `make test` creates it first.
+lint-rust: $(STAMP)
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --release -- -D warnings
 
@@ -93,6 +95,14 @@ PEERS_ARGS  ?=
 bench-peers: build
 	sh benchmarks/peers/install.sh
 	$(BIN)/python benchmarks/peers/compare.py --flows $(PEERS_FLOWS) --json results/bench-peers.json --markdown results/bench-peers.md $(PEERS_ARGS)
+	$(MAKE) bench-peers-scale
+
+# The dumbbell grown with its load (issue 24; `dsim bench --scale`): dsim and ns-2 at 200,
+# 1,000 and 2,000 connections, 10 s simulated, bottleneck N Mbit/s.
+PEERS_SCALE_FLOWS ?= 200 1000 2000
+bench-peers-scale: build
+	sh benchmarks/peers/install.sh
+	$(BIN)/python benchmarks/peers/compare.py --scale --no-ns3 --flows $(PEERS_SCALE_FLOWS) --duration 10 --json results/bench-peers-scale.json --markdown results/bench-peers-scale.md
 
 # dsim and ns-3 side by side with CUBIC and DCTCP (docs/tcp.md, "Validation against ns-3"):
 # six dumbbells, 3 seeds of 80 s each, about 20 minutes. CC_ARGS="--only dctcp-step-10 --seeds 2"

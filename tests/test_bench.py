@@ -82,3 +82,35 @@ def test_cli_bench_writes_json(tmp_path: Path) -> None:
 def test_cli_bench_rejects_a_run_shorter_than_the_starts() -> None:
     p = subprocess.run([sys.executable, "-m", "dsim.cli", "bench", "--duration", "500ms"], capture_output=True, text=True)
     assert p.returncode == 2 and "must be longer than 1s" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_scaled_dumbbell_grows_the_bottleneck_and_its_buffers_with_the_flows() -> None:
+    # 2,000 flows: 40 times the 50-flow dumbbell's load, so 2,000 Mbit/s, 40 x 1050 packets
+    # and RIO's thresholds 40 times IN 500/840 and OUT 420/840; the drop probabilities stay.
+    assert bench.scaled_bottleneck(2_000) == {
+        "bottleneck_rate_bps": 2_000_000_000,
+        "bottleneck_limit_pkts": 42_000,
+        "rio_in": (20_000, 33_600, 0.02),
+        "rio_out": (16_800, 33_600, 0.05),
+    }
+    b = bench.dumbbell(2_000, 3.0, scaled=True)
+    assert b.name == "scale-2000" and b.flows == 2_000
+    assert 'rate = "2000000000bps"' in b.toml and 'limit = "42000p"' in b.toml and 'min_th = "20000p"' in b.toml
+    # At 50 flows the scaled dumbbell is the plain one.
+    assert bench.dumbbell(50, 3.0, scaled=True).toml == bench.dumbbell(50, 3.0).toml.replace("dumbbell-50", "scale-50")
+
+
+def test_cli_bench_scale_times_the_child_and_dsim_run(tmp_path: Path) -> None:
+    out = tmp_path / "scale.json"
+    p = subprocess.run(
+        [sys.executable, "-m", "dsim.cli", "bench", "--scale", "--flows", "20", "40", "--duration", "1500ms", "--json", str(out)],
+        capture_output=True, text=True,
+    )
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(out.read_text())["scale"]
+    assert [r["flows"] for r in rows] == [20, 40]
+    for r in rows:
+        assert r["events"] > 0 and r["bottleneck_pkts"] > 0 and r["ns_per_event"] > 0 and r["run_cpu_s"] > 0
+    assert rows[1]["rss_kb_per_flow"] == pytest.approx(1024 * (rows[1]["peak_rss_mb"] - rows[0]["peak_rss_mb"]) / 20)
+    p = subprocess.run([sys.executable, "-m", "dsim.cli", "bench", "--flows", "20"], capture_output=True, text=True)
+    assert p.returncode == 2 and "only with --scale" in p.stderr

@@ -103,6 +103,17 @@ def summarize(runs: list[dict]) -> dict:
     }
 
 
+def ns2_bottleneck(flows: int, scaled: bool) -> list[str]:
+    """The KEY=VALUE arguments of dumbbell.tcl for the `flows`-connection dumbbell grown
+    with its load (none for the plain one): the values of dsim's `scale-N`."""
+    if not scaled:
+        return []
+    b = bench.scaled_bottleneck(flows)
+    (in_min, in_max, _), (out_min, out_max, _) = b["rio_in"], b["rio_out"]
+    return [f"rate_mbps={b['bottleneck_rate_bps'] // 1_000_000}", f"limit={b['bottleneck_limit_pkts']}", f"in_min={in_min}",
+            f"in_max={in_max}", f"out_min={out_min}", f"out_max={out_max}"]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--flows", type=int, nargs="+", default=[50, 100, 200])
@@ -115,7 +126,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-ns3", action="store_true")
     p.add_argument("--no-tcp", action="store_true", help="skip the flow-by-flow TCP comparison with ns-2")
     p.add_argument("--tcp-seeds", type=int, default=3, help="seeds of the TCP comparison (default 3)")
+    p.add_argument(
+        "--scale", action="store_true",
+        help="the dumbbell grown with its load (dsim's `scale-N`: N Mbit/s bottleneck, buffers and RIO thresholds times "
+        "N/50, passed to the ns-2 script); RIO and ns-2 only unless ns-3 is asked for, no TCP comparison",
+    )
     args = p.parse_args(argv)
+    if args.scale:
+        args.no_tcp = True
 
     con = Console(highlight=False, width=200)
     ns2 = None if args.no_ns2 else shutil.which("ns")
@@ -137,20 +155,22 @@ def main(argv: list[str] | None = None) -> int:
             dur = f"{args.duration:g}"
             entry = {"flows": n}
             con.print(f"{n} connections, {dur} s simulated:")
-            entry["dsim_rio"] = measure_dsim(bench.dumbbell(n, args.duration), args.dsim_repeat)
+            entry["dsim_rio"] = measure_dsim(bench.dumbbell(n, args.duration, scaled=args.scale), args.dsim_repeat)
             con.print(f"  dsim RIO: {entry['dsim_rio']['wall_s']:.2f} s")
             if ns2:
-                entry["ns2"] = measure_peer([ns2, str(HERE / "dumbbell.tcl"), str(plan), dur], args.repeat)
+                entry["ns2"] = measure_peer([ns2, str(HERE / "dumbbell.tcl"), str(plan), dur, *ns2_bottleneck(n, args.scale)], args.repeat)
                 con.print(f"  ns-2 dsRED: {entry['ns2']['wall_s']:.2f} s")
-            entry["dsim_red"] = measure_dsim(bench.dumbbell(n, args.duration, aqm="red"), args.dsim_repeat)
-            con.print(f"  dsim RED: {entry['dsim_red']['wall_s']:.2f} s")
-            if ns3:
+            if ns3 or not args.scale:
+                entry["dsim_red"] = measure_dsim(bench.dumbbell(n, args.duration, aqm="red", scaled=args.scale), args.dsim_repeat)
+                con.print(f"  dsim RED: {entry['dsim_red']['wall_s']:.2f} s")
+            if ns3 and not args.scale:
                 entry["ns3"] = measure_peer([str(ns3), f"--plan={plan}", f"--duration={dur}"], args.repeat)
                 con.print(f"  ns-3 RED: {entry['ns3']['wall_s']:.2f} s")
             rows.append(entry)
     info["load_avg_1_5_15_after"] = [round(x, 2) for x in os.getloadavg()]
 
-    table = Table(title=f"Seed 002 dumbbell, {args.duration:g} s simulated: dsim / ns-2 / ns-3 ({info['date']})")
+    grown = ", bottleneck N Mbit/s, buffers and thresholds times N/50" if args.scale else ""
+    table = Table(title=f"Seed 002 dumbbell{grown}, {args.duration:g} s simulated: dsim / ns-2 / ns-3 ({info['date']})")
     cols = ("flows", "simulator", "bottleneck AQM", "wall s", "CPU s", "peak MB", "bottleneck pkts", "bottleneck drops", "wall / dsim", "CPU / dsim")
     for c in cols:
         table.add_column(c, justify="left" if c in ("simulator", "bottleneck AQM") else "right")

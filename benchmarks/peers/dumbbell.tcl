@@ -2,7 +2,7 @@
 # `dumbbell-N` benchmark (python/dsim/bench.py). See docs/performance.md for the
 # equivalence, setting by setting.
 #
-# usage: ns dumbbell.tcl PLAN DURATION_S [AQM [SEED [flows]]]
+# usage: ns dumbbell.tcl PLAN DURATION_S [AQM [SEED [flows]]] [KEY=VALUE ...]
 #   PLAN: one line per connection "index assured src_delay_us start_us" (written by
 #   compare.py from dsim.bench.dumbbell_plan, so all three simulators get the same values).
 #   AQM: "rio" (default: dsRED with token-bucket profilers on the Assured hosts), "red"
@@ -14,16 +14,34 @@
 # "tcp INDEX ndatapack_ nrexmitpack_ nrexmit_ ncwndcuts_ ack_ DROPS" (data packets sent,
 # of them retransmissions, timeouts, window reductions = fast retransmits + timeouts,
 # highest cumulative ACK in segments, packets of the connection dropped at the bottleneck).
+#   KEY=VALUE: the bottleneck of the dumbbell grown with its load (dsim's `scale-N`,
+#   bench.scaled_bottleneck): rate_mbps (default 50), limit (packets, of both directions,
+#   default 1050), in_min, in_max (RIO's IN thresholds, default 500, 840), out_min,
+#   out_max (RIO's OUT and RED's thresholds, default 420, 840).
 
-if {$argc < 2 || $argc > 5} {
-    puts stderr "usage: ns dumbbell.tcl PLAN DURATION_S \[rio|red|droptail \[SEED \[flows\]\]\]"
+set bottleneck [dict create rate_mbps 50 limit 1050 in_min 500 in_max 840 out_min 420 out_max 840]
+set args {}
+foreach a $argv {
+    if {[regexp {^([a-z_]+)=([0-9]+)$} $a -> key value]} {
+        if {![dict exists $bottleneck $key]} {
+            puts stderr "$a: KEY is one of [dict keys $bottleneck]"
+            exit 2
+        }
+        dict set bottleneck $key $value
+    } else {
+        lappend args $a
+    }
+}
+set nargs [llength $args]
+if {$nargs < 2 || $nargs > 5} {
+    puts stderr "usage: ns dumbbell.tcl PLAN DURATION_S \[rio|red|droptail \[SEED \[flows\]\]\] \[KEY=VALUE ...\]"
     exit 2
 }
-set plan_file [lindex $argv 0]
-set duration [lindex $argv 1]
-set aqm [expr {$argc > 2 ? [lindex $argv 2] : "rio"}]
-set seed [expr {$argc > 3 ? [lindex $argv 3] : 1}]
-set per_flow [expr {$argc > 4 && [lindex $argv 4] eq "flows"}]
+set plan_file [lindex $args 0]
+set duration [lindex $args 1]
+set aqm [expr {$nargs > 2 ? [lindex $args 2] : "rio"}]
+set seed [expr {$nargs > 3 ? [lindex $args 3] : 1}]
+set per_flow [expr {$nargs > 4 && [lindex $args 4] eq "flows"}]
 if {$aqm ni {rio red droptail}} {
     puts stderr "AQM $aqm: rio, red or droptail"
     exit 2
@@ -54,8 +72,8 @@ set r1 [$ns node]
 # OUT average counts IN and OUT packets), RED or drop-tail, 1050 packets; the reverse
 # direction drop-tail. RED: 420/840 packets, max_p 1/20, w_q 0.002, 576-byte mean
 # packet, neither gentle nor waiting between drops (dsim's RED, and ns-3's settings).
-Queue/RED set thresh_ 420
-Queue/RED set maxthresh_ 840
+Queue/RED set thresh_ [dict get $bottleneck out_min]
+Queue/RED set maxthresh_ [dict get $bottleneck out_max]
 Queue/RED set linterm_ 20
 Queue/RED set q_weight_ 0.002
 Queue/RED set mean_pktsize_ 576
@@ -64,10 +82,11 @@ Queue/RED set wait_ false
 Queue/RED set bytes_ false
 Queue/RED set queue_in_bytes_ false
 set kind [dict get {rio dsRED/core red RED droptail DropTail} $aqm]
-$ns simplex-link $r0 $r1 50Mb 5ms $kind
-$ns simplex-link $r1 $r0 50Mb 5ms DropTail
-$ns queue-limit $r0 $r1 1050
-$ns queue-limit $r1 $r0 1050
+set rate "[dict get $bottleneck rate_mbps]Mb"
+$ns simplex-link $r0 $r1 $rate 5ms $kind
+$ns simplex-link $r1 $r0 $rate 5ms DropTail
+$ns queue-limit $r0 $r1 [dict get $bottleneck limit]
+$ns queue-limit $r1 $r0 [dict get $bottleneck limit]
 set core [[$ns link $r0 $r1] queue]
 if {$aqm eq "rio"} {
     $core meanPktSize 576
@@ -79,8 +98,8 @@ if {$aqm eq "rio"} {
     $core addPHBEntry 11 0 1
     $core addPHBEntry 0 0 1
     # configQ queue precedence min_th max_th max_p [wq, default 0.002]
-    $core configQ 0 0 500 840 0.02
-    $core configQ 0 1 420 840 0.05
+    $core configQ 0 0 [dict get $bottleneck in_min] [dict get $bottleneck in_max] 0.02
+    $core configQ 0 1 [dict get $bottleneck out_min] [dict get $bottleneck out_max] 0.05
 }
 # Per-connection arrivals, departures and drops (early drops included) at the bottleneck,
 # when asked for or when the queue has no counters of its own (left out of the timed runs

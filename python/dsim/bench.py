@@ -40,6 +40,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -61,7 +62,9 @@ __all__ = [
     "measure_process",
     "rashaper",
     "run_benchmark",
+    "run_scale",
     "run_suite",
+    "scale_suite",
     "suite",
 ]
 
@@ -148,19 +151,43 @@ DUMBBELL_VARIANTS = {
 }
 
 
-def dumbbell(flows: int, duration_s: float = 100.0, *, aqm: str = "rio") -> Benchmark:
+#: The flows of the dumbbell whose bottleneck and buffers `scaled` dumbbells multiply.
+SCALE_BASE_FLOWS = 50
+
+
+def scaled_bottleneck(flows: int) -> dict[str, Any]:
+    """The bottleneck of the dumbbell grown with its load (issue 24): `flows` Mbit/s, so
+    that each connection keeps the 1 Mbit/s share it has in the 50-flow dumbbell, and the
+    bottleneck's and the reverse path's buffers and RIO's thresholds multiplied by
+    flows / 50 (rounded to whole packets), so that they hold the same time of traffic."""
+    d = DUMBBELL
+    f = flows / SCALE_BASE_FLOWS
+
+    def times(curve: tuple[int, int, float]) -> tuple[int, int, float]:
+        return round(curve[0] * f), round(curve[1] * f), curve[2]
+
+    return {
+        "bottleneck_rate_bps": 1_000_000 * flows,
+        "bottleneck_limit_pkts": round(d["bottleneck_limit_pkts"] * f),
+        "rio_in": times(d["rio_in"]),
+        "rio_out": times(d["rio_out"]),
+    }
+
+
+def dumbbell(flows: int, duration_s: float = 100.0, *, aqm: str = "rio", scaled: bool = False) -> Benchmark:
     """The seed 002 dumbbell with `flows` connections; `aqm` "rio" (profilers on the even
     connections and RIO, as ns-2's dsRED runs it), "red" (no profilers, RED with the OUT
     curve on the whole queue, as the ns-3 program runs it), "fq_codel" (no profilers,
     FQ-CoDel with its defaults and the same packet limit: the cost of its flow queues and
     per-queue CoDel, docs/aqm.md) or "cubic" (no profilers, drop-tail, CUBIC senders with
-    delayed ACKs and a 1 MB window)."""
+    delayed ACKs and a 1 MB window). `scaled`: the bottleneck grown with the load
+    (`scaled_bottleneck`), named ``scale-N``."""
     if aqm not in DUMBBELL_VARIANTS:
         raise ValueError(f"aqm {aqm!r}: one of {', '.join(DUMBBELL_VARIANTS)}")
     description, title = DUMBBELL_VARIANTS[aqm]
-    d = DUMBBELL
+    d = {**DUMBBELL, **scaled_bottleneck(flows)} if scaled else DUMBBELL
     plan = dumbbell_plan(flows)
-    name = f"dumbbell-{flows}" + ("" if aqm == "rio" else f"-{aqm}".replace("_", "-"))
+    name = f"{'scale' if scaled else 'dumbbell'}-{flows}" + ("" if aqm == "rio" else f"-{aqm}".replace("_", "-"))
     hosts = [f"s{i}" for i in range(flows)] + [f"d{i}" for i in range(flows)]
     out = [
         f'name = "bench-{name}"',
@@ -221,7 +248,10 @@ def dumbbell(flows: int, duration_s: float = 100.0, *, aqm: str = "rio") -> Benc
                     f'meter = {{ type = "token_bucket", rate = "{d["profile_rate_bps"]}bps", depth = "{d["profile_depth_bytes"]}B" }}',
                     'in = { mark = "AF11" }',
                 ]
-    return Benchmark(name, f"seed 002 dumbbell, {flows} TCP, {title}", "\n".join(out) + "\n", "R0->R1", duration_s, flows)
+    title = f"seed 002 dumbbell, {flows} TCP, {title}"
+    if scaled:
+        title += f", {d['bottleneck_rate_bps'] // 1_000_000} Mbit/s bottleneck"
+    return Benchmark(name, title, "\n".join(out) + "\n", "R0->R1", duration_s, flows)
 
 
 # ---------------------------------------------------------------------------------------
@@ -588,4 +618,107 @@ def to_json(results: Sequence[Result], info: dict[str, Any], reps: Replications 
         "benchmarks": [r.summary() for r in results],
         "runs": {r.name: [asdict(x) for x in r.runs] for r in results},
         "replications": None if reps is None else {**asdict(reps), "speedup": reps.speedup},
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# Scale: the dumbbell grown with its load (issue 24)
+
+#: The sizes `dsim bench --scale` runs.
+SCALE_FLOWS = (50, 200, 500, 1_000, 2_000, 5_000, 10_000)
+
+
+def scale_duration_s(flows: int) -> float:
+    """Simulated seconds of the `flows`-connection scaled dumbbell: 10 s up to 2,000
+    connections, 5 s at 5,000 and 3 s at 10,000 (the starts still spread over the first
+    second, so the largest runs spend more of their time in slow start)."""
+    return 10.0 if flows <= 2_000 else 5.0 if flows <= 5_000 else 3.0
+
+
+def scale_suite(flows: Sequence[int] = SCALE_FLOWS, duration_s: float | None = None) -> list[Benchmark]:
+    """The scaled dumbbells (`dumbbell(..., scaled=True)`), each for `scale_duration_s`
+    or `duration_s`."""
+    return [dumbbell(n, duration_s or scale_duration_s(n), scaled=True) for n in flows]
+
+
+@dataclass
+class ScaleRow:
+    """One size of `dsim bench --scale`: the simulation alone (the benchmark child's
+    runs) and, unless skipped, one `dsim run` of the same file (the front included)."""
+
+    result: Result
+    front: ProcessMeasurement | None
+
+    def summary(self, base: ScaleRow | None = None) -> dict[str, Any]:
+        """The row's numbers; `base` (the smallest size) gives the memory each further
+        connection costs, (peak - base's peak) / (flows - base's flows)."""
+        r = self.result
+        events, pkts = r.runs[0].events, r.runs[0].bottleneck_pkts
+        loop_cpu, rss = r.median("run_cpu_s"), r.median("maxrss_mb")
+        out: dict[str, Any] = {
+            "name": r.name,
+            "flows": r.flows,
+            "simulated_s": r.simulated_s,
+            "repeats": len(r.runs),
+            "events": events,
+            "bottleneck_pkts": pkts,
+            "build_s": r.median("build_s"),
+            "loop_s": r.median("run_s"),
+            "loop_cpu_s": loop_cpu,
+            "results_s": r.median("results_s"),
+            "sim_wall_s": r.median("wall_s"),
+            "sim_cpu_s": r.median("cpu_s"),
+            "ns_per_event": 1e9 * loop_cpu / events,
+            "ns_per_bottleneck_pkt": 1e9 * loop_cpu / pkts if pkts else float("nan"),
+            "peak_rss_mb": rss,
+            "rss_kb_per_flow": float("nan"),
+        }
+        if base is not None and r.flows > base.result.flows:
+            out["rss_kb_per_flow"] = 1024 * (rss - base.result.median("maxrss_mb")) / (r.flows - base.result.flows)
+        if self.front is not None:
+            out |= {
+                "run_wall_s": self.front.wall_s,
+                "run_cpu_s": self.front.cpu_s,
+                "run_peak_rss_mb": self.front.maxrss_mb,
+                "run_cpu_over_sim_cpu": self.front.cpu_s / out["sim_cpu_s"],
+            }
+        return out
+
+
+def measure_dsim_run(b: Benchmark, workdir: Path) -> ProcessMeasurement:
+    """`dsim run FILE -r 1 --out DIR` on `b`'s scenario, as a user types it (the front:
+    the CLI, the run, the tables written in Parquet, the summary printed), measured like
+    the benchmark children."""
+    scenario = workdir / f"{b.name}.toml"
+    scenario.write_text(b.toml)
+    argv = [sys.executable, "-m", "dsim", "run", str(scenario), "-r", "1", "--out", str(workdir / b.name)]
+    m = measure_process(argv, env={**os.environ, "COLUMNS": "120"})
+    if m.returncode != 0:
+        raise RuntimeError(f"dsim run {b.name} failed (exit {m.returncode}): {m.stderr.strip()[-2000:]}")
+    return m
+
+
+def run_scale(
+    benchmarks: Sequence[Benchmark], repeat: int = 1, front: bool = True, on_row: Callable[[ScaleRow], None] | None = None,
+) -> list[ScaleRow]:
+    """Each scaled dumbbell `repeat` times in the benchmark child, then once through
+    `dsim run` (unless `front` is false), one size after the other."""
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="dsim-scale-") as tmp:
+        for b in benchmarks:
+            (result,) = run_suite([b], repeat)
+            row = ScaleRow(result, measure_dsim_run(b, Path(tmp)) if front else None)
+            rows.append(row)
+            if on_row:
+                on_row(row)
+    return rows
+
+
+def scale_to_json(rows: Sequence[ScaleRow], info: dict[str, Any]) -> dict[str, Any]:
+    base = rows[0] if rows else None
+    return {
+        "machine": info,
+        "scale": [row.summary(base) for row in rows],
+        "runs": {row.result.name: [asdict(x) for x in row.result.runs] for row in rows},
+        "dsim_run": {row.result.name: asdict(row.front) | {"stdout": None, "stderr": None} for row in rows if row.front},
     }

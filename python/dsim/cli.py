@@ -10,6 +10,7 @@
     dsim reproduce [--list] [NAME ...] [--full] [--out DIR] [--strict] [--jobs J | --dask ADDR]
     dsim bench [--quick] [--repeat R] [--duration S] [--only NAME ...] [--json FILE] [--save DIR]
                [--replications N] [--jobs J]
+    dsim bench --scale [--flows N ...] [--duration S] [--repeat R] [--no-run] [--json FILE] [--save DIR]
 
 ADDR is tcp://host:port (a running Dask scheduler) or local:N (a LocalCluster of N workers).
 
@@ -36,7 +37,7 @@ from .plot import KINDS as PLOT_KINDS
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from .bench import Benchmark, Result, Run
+    from .bench import Benchmark, Result, Run, ScaleRow
     from .executors import Executor
     from .sweep import SweepReport, SweepResults
 
@@ -256,6 +257,14 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--save", type=Path, help="write the benchmark scenario files to this folder")
     b.add_argument("--replications", type=int, help="replications for the sequential / parallel comparison (default 4, 2 with --quick; 0 skips it)")
     b.add_argument("--jobs", "-j", type=_positive_int, help="threads for the parallel replications (default: all cores)")
+    b.add_argument(
+        "--scale", action="store_true",
+        help="instead of the suite, the dumbbell grown with its load (N flows, N Mbit/s bottleneck, buffers and RIO "
+        "thresholds scaled) at 50 to 10,000 flows: events, ns per event and per bottleneck packet, peak memory and "
+        "memory per flow, the build / loop / results phases, and the same file through `dsim run`",
+    )
+    b.add_argument("--flows", nargs="+", type=_positive_int, metavar="N", help="with --scale: these sizes only (default: 50 200 500 1000 2000 5000 10000)")
+    b.add_argument("--no-run", action="store_true", help="with --scale: skip the `dsim run` of each size")
     return p
 
 
@@ -695,6 +704,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if args.duration is not None and args.duration <= 1.0:
         return _err(f"--duration {args.duration:g}s: must be longer than 1s (the dumbbell's connections start over the first second)")
+    if args.scale:
+        return cmd_bench_scale(args)
+    if args.flows or args.no_run:
+        return _err(f"{'--flows' if args.flows else '--no-run'}: only with --scale")
     benchmarks = bench.suite(quick=args.quick, duration_s=args.duration)
     if args.only:
         names = {b.name for b in benchmarks}
@@ -741,6 +754,68 @@ def cmd_bench(args: argparse.Namespace) -> int:
         args.json.write_text(json.dumps(bench.to_json(results, info, reps), indent=2) + "\n")
         con.print(f"Measurements in {args.json}")
     return 0 if reps is None or reps.identical else EXIT_FAILED
+
+
+def cmd_bench_scale(args: argparse.Namespace) -> int:
+    import json
+
+    from . import bench
+
+    if args.only or args.quick:
+        return _err(f"{'--only' if args.only else '--quick'}: not with --scale (choose the sizes with --flows, the simulated time with --duration)")
+    benchmarks = bench.scale_suite(args.flows or bench.SCALE_FLOWS, args.duration)
+    if args.save:
+        args.save.mkdir(parents=True, exist_ok=True)
+        for b in benchmarks:
+            (args.save / f"{b.name}.toml").write_text(b.toml)
+    con = _console()
+    info = bench.machine_info()
+    con.print(f"dsim {info['dsim']} ({info['build']}) on {info['machine']}; {info['date']}; load average {info['load_avg_1_5_15']}", soft_wrap=True)
+    start = time.perf_counter()
+
+    def on_row(row: ScaleRow) -> None:
+        s = row.summary()
+        front = "" if row.front is None else f"; dsim run {row.front.cpu_s:.2f} s CPU"
+        con.print(f"  {s['name']}: {s['events'] / 1e6:.1f} M events, {s['ns_per_event']:.0f} ns/event, {s['peak_rss_mb']:.0f} MB{front}", highlight=False)
+
+    rows = bench.run_scale(benchmarks, args.repeat or 1, front=not args.no_run, on_row=on_row)
+    print_scale(con, rows)
+    info["load_avg_1_5_15_after"] = [round(x, 2) for x in os.getloadavg()]
+    con.print(f"Total {time.perf_counter() - start:.1f} s; load average after {info['load_avg_1_5_15_after']}.")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(bench.scale_to_json(rows, info), indent=2) + "\n")
+        con.print(f"Measurements in {args.json}")
+    return 0
+
+
+def print_scale(con: Console, rows: list[ScaleRow]) -> None:
+    front = any(r.front is not None for r in rows)
+    t = _table(
+        "dsim bench --scale: N flows, N Mbit/s bottleneck (medians)",
+        ["flows", "simulated s", "events", "build s", "loop s", "results s", "ns/event", "ns/bottleneck pkt", "peak MB",
+         "KB/flow", *(["dsim run s", "dsim run CPU s", "dsim run MB", "run / sim CPU"] if front else [])],
+    )
+    for row in rows:
+        s = row.summary(rows[0])
+        cells = [
+            f"{s['flows']:,}", f"{s['simulated_s']:g}", f"{s['events'] / 1e6:.1f} M", f"{s['build_s']:.3f}", f"{s['loop_s']:.2f}",
+            f"{s['results_s']:.3f}", f"{s['ns_per_event']:.0f}", f"{s['ns_per_bottleneck_pkt']:.0f}", f"{s['peak_rss_mb']:.0f}",
+            "-" if math.isnan(s["rss_kb_per_flow"]) else f"{s['rss_kb_per_flow']:.1f}",
+        ]
+        if front:
+            cells += ["-"] * 4 if row.front is None else [
+                f"{s['run_wall_s']:.2f}", f"{s['run_cpu_s']:.2f}", f"{s['run_peak_rss_mb']:.0f}", f"{s['run_cpu_over_sim_cpu']:.2f}x",
+            ]
+        t.add_row(*cells)
+    con.print(t)
+    con.print(
+        "build / loop / results s: wall time of the three phases in the benchmark child (which loads the compiled module "
+        "alone); ns/event and ns/bottleneck pkt: the loop's CPU time over the events, over the packets that crossed R0->R1; "
+        "peak MB: the child's maximum resident set; KB/flow: (peak - the first size's peak) / (flows - its flows); "
+        "dsim run: `dsim run FILE -r 1` on the same file (the front: Python, the tables in Parquet, the summary printed); "
+        "run / sim CPU: its CPU time over the child's.", soft_wrap=True,
+    )
 
 
 def print_bench(con: Console, results: list[Result]) -> None:

@@ -29,9 +29,9 @@ fn main() {
         }
         println!("pending events: mean {:.0}, max {max}", sum as f64 / n as f64);
     }
-    let t0 = Instant::now();
+    let (t0, c0) = (Instant::now(), dsim_core::bench::thread_cpu_s());
     sim.run();
-    let dt = t0.elapsed().as_secs_f64();
+    let (dt, cpu) = (t0.elapsed().as_secs_f64(), dsim_core::bench::thread_cpu_s() - c0);
     let info = RunInfo {
         replication: 0,
         seed: task_seed,
@@ -41,9 +41,10 @@ fn main() {
     };
     let tables = results::collect(&sim, &info);
     println!(
-        "{} events in {dt:.3} s: {:.1} M events/s; results {}",
+        "{} events in {dt:.3} s ({cpu:.3} s CPU): {:.1} M events/s, {:.1} ns/event (CPU); results {}",
         sim.events_processed,
         sim.events_processed as f64 / dt / 1e6,
+        cpu * 1e9 / sim.events_processed as f64,
         tables.fingerprint()
     );
 }

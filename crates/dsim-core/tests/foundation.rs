@@ -359,6 +359,54 @@ fn time_weighted_queue_length_of_a_saturated_queue() {
     assert!(mean > 99.0 && mean <= 100.0, "{mean}");
 }
 
+#[test]
+fn eight_thousand_simultaneous_sources_are_served_in_declaration_order() {
+    // 8,000 identical CBR flows on one host, each emitting a 125 B packet every 100 ms from
+    // t = 0 (10 kbit/s): every 100 ms, 8,000 emissions are due at one instant, pushed in
+    // flow order (issue 28: the event list now takes each in one step). The 1 Gbit/s link
+    // sends a packet per microsecond, in the order the emissions ran: flow k's packet
+    // leaves after (k + 1) us and arrives 1 ms later, so its delay is 1 + (k + 1) / 1000 ms,
+    // the same for its 10 packets of [0, 1 s). Events per 100 ms: 8,000 emissions, 8,000
+    // arrivals at B and 7,999 ends of transmission (packet 0 finds the link free and the
+    // queue empty, the others wait; the last starts with nothing behind it): 239,990.
+    const N: usize = 8_000;
+    let toml = format!(
+        r#"
+duration = "1s"
+[nodes]
+hosts = ["A", "B"]
+[[link]]
+from = "A"
+to = "B"
+rate = "1Gbps"
+delay = "1ms"
+queue = {{ type = "droptail", limit = "{N}p" }}
+[[flow]]
+name = "cbr"
+count = {N}
+src = "A"
+dst = "B"
+app = {{ type = "cbr", rate = "10kbps", size = "125B" }}
+"#
+    );
+    let t = run(&toml, 1, 1);
+    assert_eq!(col_f64(&t.run, "events"), vec![239_990.0]);
+    let names = col_str(&t.flows, "flow");
+    assert_eq!(names.len(), N);
+    let (min, max, mean) = (
+        col_f64(&t.flows, "delay_min_ms"),
+        col_f64(&t.flows, "delay_max_ms"),
+        col_f64(&t.flows, "delay_mean_ms"),
+    );
+    let delivered = col_f64(&t.flows, "delivered_pkts");
+    for (i, name) in names.iter().enumerate() {
+        let k: usize = name.strip_prefix("cbr.").unwrap().parse().unwrap();
+        let expected = (1_000_000 + 1_000 * (k + 1)) as f64 / 1e6;
+        assert_eq!((min[i], max[i], delivered[i]), (expected, expected, 10.0), "{name}");
+        assert!((mean[i] - expected).abs() < 1e-9, "{name}: {}", mean[i]);
+    }
+}
+
 fn refused(toml: &str) -> ConfigError {
     match scenario::from_toml(toml) {
         Ok(_) => panic!("accepted:\n{toml}"),

@@ -61,14 +61,18 @@ struct Node<E> {
 }
 
 /// One slot of the calendar: its earliest event in place (valid while the slot's bit is
-/// set), and the list of its later events, sorted by key (`rest` NIL when none). Most
-/// slots hold one event at a time, so a push and a pop touch the slot and the bitmap and
-/// nothing else; the list is short, walked to append.
+/// set), and the list of its later events, sorted by key (`rest` NIL when none), with its
+/// last node (`tail`, read only while `rest` is not NIL). Most slots hold one event at a
+/// time, so a push and a pop touch the slot and the bitmap and nothing else. An event due
+/// at or after the list's last joins it at the tail, in one step however long the list is
+/// (n sources emitting at one instant: n pushes of one key); only an event due before the
+/// last walks the list to its place. The tail fills the slot's padding: 32 bytes either way.
 #[derive(Clone, Copy, Debug)]
 struct Slot<E> {
     key: u64,
     event: E,
     rest: u32,
+    tail: u32,
 }
 
 /// An event due beyond the calendar's year, ordered by (key, insertion sequence).
@@ -114,8 +118,9 @@ impl<E> PartialOrd for Far<E> {
 /// sent at the end of a transmission of zero duration onto a wire of zero delay) joins
 /// them, behind those already pending ([`EventQueue::push`]). Each index holds one slot's
 /// events sorted by key, a new event going after those with the same key: the earliest in
-/// the slot itself, the others in a list of nodes; a bitmap of the non-empty indices
-/// finds the next one. Events due later go to the heap, and move into the calendar as
+/// the slot itself, the others in a list of nodes whose last the slot also holds, so that
+/// an event due at or after it (every event of an instant shared by thousands, pushed in
+/// order) is appended in one step; a bitmap of the non-empty indices finds the next one. Events due later go to the heap, and move into the calendar as
 /// soon as `last` comes within `HORIZON` of them, in (key, insertion) order.
 ///
 /// Why equal keys pop in insertion order: within a slot a new event goes after the equal
@@ -129,10 +134,12 @@ impl<E> PartialOrd for Far<E> {
 /// Cost: the pending events of a packet simulation are mostly due within a millisecond
 /// (the next packet on each wire, the end of a transmission), rarely two in a slot: a push
 /// writes an empty slot and sets its bit, a pop reads the slot and clears the bit, and the
-/// next non-empty slot is found in the bitmap. Before it, a radix heap moved each event 4.5
-/// times between buckets on average (22 % of the seed 002 dumbbell's samples), and before
-/// that a binary heap took 33 % (see docs/performance.md). All give the same order, so the
-/// same results.
+/// next non-empty slot is found in the bitmap. Only an event due before the last of a
+/// crowded slot walks its list (issue 28: n emissions at one instant cost O(n) in all,
+/// where the walk to the end of the list made them O(n^2)). Before the calendar, a radix
+/// heap moved each event 4.5 times between buckets on average (22 % of the seed 002
+/// dumbbell's samples), and before that a binary heap took 33 % (see
+/// docs/performance.md). All give the same order, so the same results.
 pub struct EventQueue<E: Scheduled> {
     /// The key popped last: nothing is due before it.
     last: u64,
@@ -175,6 +182,7 @@ impl<E: Scheduled> EventQueue<E> {
             key: 0,
             event: E::FILLER,
             rest: NIL,
+            tail: NIL,
         };
         EventQueue {
             last: 0,
@@ -234,7 +242,12 @@ impl<E: Scheduled> EventQueue<E> {
         let bit = 1 << (i % 64);
         if self.bits[i / 64] & bit == 0 {
             self.bits[i / 64] |= bit;
-            self.slots[i] = Slot { key, event, rest: NIL };
+            self.slots[i] = Slot {
+                key,
+                event,
+                rest: NIL,
+                tail: NIL,
+            };
         } else {
             self.insert_behind(i, key, event);
         }
@@ -248,12 +261,35 @@ impl<E: Scheduled> EventQueue<E> {
         if key < s.key {
             // The new earliest: the one in place moves to the front of the list.
             let n = self.new_node(s.key, s.event, s.rest);
-            self.slots[i] = Slot { key, event, rest: n };
-            return;
+            let tail = if s.rest == NIL { n } else { s.tail };
+            self.slots[i] = Slot {
+                key,
+                event,
+                rest: n,
+                tail,
+            };
+        } else if s.rest == NIL || self.nodes[s.tail as usize].key <= key {
+            // At or after the last: the new tail, in one step.
+            let n = self.new_node(key, event, NIL);
+            if s.rest == NIL {
+                self.slots[i].rest = n;
+            } else {
+                self.nodes[s.tail as usize].next = n;
+            }
+            self.slots[i].tail = n;
+        } else {
+            self.insert_before_tail(i, key, event);
         }
+    }
+
+    /// An event of slot `i` due before its list's last node (and not before the slot's
+    /// first event): after the nodes with a key at or before its own, found by a walk that
+    /// stops at the tail at the latest.
+    #[inline(never)]
+    fn insert_before_tail(&mut self, i: usize, key: u64, event: E) {
         let mut prev = NIL;
-        let mut cur = s.rest;
-        while cur != NIL && self.nodes[cur as usize].key <= key {
+        let mut cur = self.slots[i].rest;
+        while self.nodes[cur as usize].key <= key {
             prev = cur;
             cur = self.nodes[cur as usize].next;
         }
@@ -378,6 +414,7 @@ impl<E: Scheduled> EventQueue<E> {
             key: node.key,
             event: node.event,
             rest: node.next,
+            tail: self.slots[i].tail,
         };
         self.nodes[n as usize].next = self.free;
         self.free = n;
@@ -509,6 +546,34 @@ mod tests {
         q.push(SimTime(5), Event::TxDone(4));
         let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|(_, e)| id_of(e)).collect();
         assert_eq!(order, vec![2, 3, 4]);
+    }
+
+    #[test]
+    fn eight_thousand_events_of_one_instant_keep_their_order() {
+        // 8,000 sources due at one instant, pushed directly (the calendar's path) and, for a
+        // second instant, beyond the year (through the far heap, admitted in one go), with
+        // an end of transmission pushed after every tenth: every event that is not late
+        // pops first, in push order, then the late ones, in push order. Each push lands at
+        // the slot's tail except the arrivals behind a late one.
+        const N: u32 = 8_000;
+        for at in [SimTime(1_000), SimTime(1_000 + (HORIZON >> 1) + 7)] {
+            let mut q = EventQueue::default();
+            q.push(SimTime(1), Event::App(u32::MAX));
+            assert_eq!(q.pop(), Some((SimTime(1), Event::App(u32::MAX))));
+            for id in 0..N {
+                q.push(at, Event::App(id));
+                if id % 10 == 0 {
+                    q.push(at, Event::TxDone(id));
+                }
+            }
+            let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+            let expected: Vec<_> = (0..N)
+                .map(Event::App)
+                .chain((0..N).step_by(10).map(Event::TxDone))
+                .map(|e| (at, e))
+                .collect();
+            assert_eq!(order, expected);
+        }
     }
 
     #[test]

@@ -67,8 +67,12 @@ fn highest_equivalent(v: u64) -> u64 {
 
 #[derive(Clone, Debug)]
 pub struct Distribution {
-    /// Samples per histogram slot; grown to the largest slot recorded.
+    /// Samples per histogram slot, from slot `first` on; grown, a bucket (128 slots) at a
+    /// time, to the smallest and the largest slot recorded. A delay distribution holds
+    /// the few buckets its delays span (a 50 ms one-way delay leaves the 2,300 slots below
+    /// it empty: 18 KB a flow when they were kept).
     counts: Vec<u64>,
+    first: usize,
     count: u64,
     sum: u128,
     min: u64,
@@ -79,6 +83,7 @@ impl Default for Distribution {
     fn default() -> Self {
         Distribution {
             counts: Vec::new(),
+            first: 0,
             count: 0,
             sum: 0,
             min: u64::MAX,
@@ -95,7 +100,8 @@ impl Distribution {
         self.min = self.min.min(v);
         self.max = self.max.max(v);
         let i = index_of(v);
-        match self.counts.get_mut(i) {
+        // Below `first` wraps to a huge offset: one comparison for both ends.
+        match self.counts.get_mut(i.wrapping_sub(self.first)) {
             Some(n) => *n += 1,
             None => self.grow_to_count(i),
         }
@@ -108,8 +114,17 @@ impl Distribution {
     #[inline(never)]
     fn grow_to_count(&mut self, i: usize) {
         // Whole buckets at a time, as the histogram grows.
-        self.counts.resize(slots_through(i), 0);
-        self.counts[i] += 1;
+        let end = slots_through(i);
+        if self.counts.is_empty() {
+            self.first = i & !(SUB_BUCKET_HALF_COUNT - 1);
+        } else if i < self.first {
+            let first = i & !(SUB_BUCKET_HALF_COUNT - 1);
+            self.counts.splice(0..0, std::iter::repeat_n(0, self.first - first));
+            self.first = first;
+        }
+        self.counts
+            .resize(end.max(self.first + self.counts.len()) - self.first, 0);
+        self.counts[i - self.first] += 1;
     }
 
     /// The bytes of counts a distribution holds once it has recorded a sample of `max`
@@ -133,7 +148,7 @@ impl Distribution {
     /// slot by slot.
     pub fn slots(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
         self.counts.iter().enumerate().filter(|(_, n)| **n > 0).map(|(i, &n)| {
-            let low = value_of(i);
+            let low = value_of(self.first + i);
             (low.max(self.min), highest_equivalent(low).min(self.max), n)
         })
     }
@@ -180,7 +195,7 @@ impl Distribution {
         for (i, &c) in self.counts.iter().enumerate().skip(start) {
             total += c;
             if total >= target {
-                let v = value_of(i);
+                let v = value_of(self.first + i);
                 return if q == 0.0 {
                     lowest_equivalent(v)
                 } else {
@@ -283,15 +298,19 @@ mod tests {
             });
         }
         let qs = [0.0, 1e-9, 0.01, 0.25, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0, 1.5];
-        for n in [1, 2, 3, 10, 100, 1000, values.len()] {
-            let mut d = Distribution::default();
-            let mut h = hdrhistogram::Histogram::<u64>::new(2).unwrap();
-            for &v in &values[..n] {
-                d.record(v);
-                h.record(v).unwrap();
-            }
-            for q in qs {
-                assert_eq!(d.value_at_quantile(q), h.value_at_quantile(q), "n {n} q {q}");
+        // Also from the end: the histogram then starts high and grows down as well as up.
+        let backwards: Vec<u64> = values.iter().rev().copied().collect();
+        for values in [&values, &backwards] {
+            for n in [1, 2, 3, 10, 100, 1000, values.len()] {
+                let mut d = Distribution::default();
+                let mut h = hdrhistogram::Histogram::<u64>::new(2).unwrap();
+                for &v in &values[..n] {
+                    d.record(v);
+                    h.record(v).unwrap();
+                }
+                for q in qs {
+                    assert_eq!(d.value_at_quantile(q), h.value_at_quantile(q), "n {n} q {q}");
+                }
             }
         }
     }
