@@ -343,6 +343,23 @@ def write_figures(results: Any, kinds: list[str] | None, out: Path, svg: bool = 
     return written
 
 
+def _tick(value: object) -> str:
+    """A sweep axis value as a tick label: a table value (compact JSON: a whole queue) by
+    its `type`, anything else as given, at most 24 characters."""
+    text = str(value)
+    if text.startswith("{"):
+        import json
+
+        try:
+            table = json.loads(text)
+        except ValueError:
+            table = None
+        kind = table.get("type") if isinstance(table, dict) else None
+        if isinstance(kind, str):
+            return kind
+    return text if len(text) <= 24 else text[:23] + "…"
+
+
 def sweep_figure(sweep: Any, columns: tuple[str, ...] = ("throughput_bps", "delay_mean_ms")) -> Figure:
     """A sweep's flows against its points: one panel per column of the flows table (by
     default throughput and mean delay), one line per flow, each point its mean over the
@@ -353,7 +370,7 @@ def sweep_figure(sweep: Any, columns: tuple[str, ...] = ("throughput_bps", "dela
     s = sweep.summary("flows")
     axes_names = list(sweep.axes)
     points = s.drop_duplicates("point").sort_values("point")
-    labels = [", ".join(str(row[a]) for a in axes_names) for _, row in points.iterrows()]
+    labels = [", ".join(_tick(row[a]) for a in axes_names) for _, row in points.iterrows()]
     x_of = {p: i for i, p in enumerate(points["point"])}
     fig = Figure(figsize=(8.5, 1.0 + 2.8 * len(columns)), layout="constrained")
     panels = fig.subplots(len(columns), 1, squeeze=False, sharex=True)[:, 0]
