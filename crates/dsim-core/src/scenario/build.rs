@@ -40,7 +40,6 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Simulation> {
     let names = node_names(sc, &root.key("nodes"))?;
     let mut net = build_network(sc, &names, seed, &root)?;
     apply_routes(sc, &names, &mut net, &root)?;
-    check_traffic(sc, &root)?;
     let window = Window {
         start: SimTime::ZERO + sc.warmup,
         end: SimTime::ZERO + sc.duration,
@@ -77,8 +76,9 @@ fn check_run(sc: &Scenario, root: &KeyPath) -> Result<()> {
     Ok(())
 }
 
-/// After the network's own rules (a network is checked even while its flows are unwritten).
-fn check_traffic(sc: &Scenario, root: &KeyPath) -> Result<()> {
+/// A rule of validation, after the network's own (a network is checked even while its
+/// flows are unwritten); `build` alone accepts a network without traffic (tests of routing).
+pub(super) fn check_traffic(sc: &Scenario, root: &KeyPath) -> Result<()> {
     if sc.flows.is_empty() {
         // A run without traffic has nothing to measure (and no rows to write).
         return Err(ConfigError::new(

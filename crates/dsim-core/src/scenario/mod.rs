@@ -45,6 +45,7 @@ pub fn validate_within(sc: &Scenario, limits: &Limits) -> Result<Estimate, Confi
     let counts: Vec<u32> = sc.flows.iter().map(|f| f.count).collect();
     limits.check_counts(nodes, sc.links.len() as u64, &counts)?;
     let sim = build(sc, sc.seed)?;
+    build::check_traffic(sc, &KeyPath::root())?;
     record::plan(sc, &sim)?;
     Ok(crate::sim::estimate::estimate(&sim))
 }
