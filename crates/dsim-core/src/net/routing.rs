@@ -270,7 +270,9 @@ mod tests {
                     );
                 }
             }
-            let sim = scenario::build(&scenario::from_toml(&text).unwrap(), 1).unwrap();
+            // Built without validation's traffic rule: a network alone has routes.
+            let sc: scenario::Scenario = scenario::deserialize_value(&text).unwrap();
+            let sim = scenario::build(&sc, 1).unwrap();
             let net = &sim.net;
             for u in 0..n {
                 for d in 0..n {
