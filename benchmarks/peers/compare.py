@@ -14,8 +14,9 @@ and prints one table with the packets each sent across the bottleneck (they did 
 work) and how many times longer each peer took than dsim on the same network.
 
 With ns-2 (unless --no-tcp) it then compares the TCP connections themselves, flow by flow,
-on the RIO network, on the RED one (ns-2's Queue/RED with the same settings) and on a
-drop-tail variant (no profilers, a 1050-packet drop-tail bottleneck): per connection the timeouts, retransmitted packets, fast retransmits, drops
+on the RIO network (dsim's RIO as the RED paper spaces marks, and again with
+`count_overflow = "pass"`, ns-2 dsRED's rule: docs/af.md), on the RED one (ns-2's
+Queue/RED with the same settings) and on a drop-tail variant (no profilers, a 1050-packet drop-tail bottleneck): per connection the timeouts, retransmitted packets, fast retransmits, drops
 at the bottleneck and goodput of dsim's SACK sender and ns-2's Sack1 agent, each averaged
 over K seeds (dsim's replications; ns-2's RNG seeds 1..K), and prints the means per flow
 (dsim's also with `rto_restart = "on_new_ack"`), the ratio dsim / ns-2 and the tolerance
@@ -232,21 +233,27 @@ TCP_METRICS = (
     ("drop_rate", "drop rate (drops / data packets)", 1.2),
     ("goodput_bps", "goodput", 1.02),
 )
-TCP_AQMS = ("rio", "red", "droptail")
+TCP_AQMS = ("rio", "rio-dsred", "red", "droptail")
+#: The ns-2 network each dsim variant is compared with, when its name is not ns-2's.
+NS2_AQM = {"rio-dsred": "rio"}
 TCP_COLUMNS = ("metric", "dsim", 'dsim, "on_new_ack"', "ns-2", "dsim / ns-2", "tolerance", "within")
 
 
 def tcp_dumbbell(n: int, duration_s: float, aqm: str, rto_restart: str):
-    """The benchmark's dumbbell with `aqm` "rio" or "red" as `dsim.bench` writes it, or
+    """The benchmark's dumbbell with `aqm` "rio" or "red" as `dsim.bench` writes it,
+    "rio-dsred": the RIO one with ns-2 dsRED's count rule (`count_overflow = "pass"`), or
     "droptail": the RED one with a 1050-packet drop-tail bottleneck; its connections'
     retransmission timer restarted as `rto_restart` says."""
     from dsim import Scenario, droptail
 
-    sc = Scenario.from_toml(bench.dumbbell(n, duration_s, aqm="red" if aqm == "droptail" else aqm).toml)
+    base = {"droptail": "red", "rio-dsred": "rio"}.get(aqm, aqm)
+    sc = Scenario.from_toml(bench.dumbbell(n, duration_s, aqm=base).toml)
+    links = sc.get("link")
+    k = next(i for i, link in enumerate(links) if (link["from"], link["to"]) == ("R0", "R1"))
     if aqm == "droptail":
-        links = sc.get("link")
-        k = next(i for i, link in enumerate(links) if (link["from"], link["to"]) == ("R0", "R1"))
         sc.set(f"link[{k}].queue", droptail(f"{bench.DUMBBELL['bottleneck_limit_pkts']}p"))
+    if aqm == "rio-dsred":
+        sc.set(f"link[{k}].queue.count_overflow", "pass")
     for i in range(n):
         sc.set(f"flow[{i}].tcp.rto_restart", rto_restart)
     return sc
@@ -318,7 +325,7 @@ def tcp_summary(n: int, aqm: str, dsim_flows: list[dict], letter_flows: list[dic
         return sum(x) ** 2 / (len(x) * sum(v * v for v in x))
 
     checks = [(key, label, tol, lambda f: True) for key, label, tol in TCP_METRICS]
-    if aqm == "rio":
+    if aqm.startswith("rio"):
         checks += [
             ("goodput_bps", "goodput, Assured (even) connections", 1.02, lambda f: f["flow"] % 2 == 0),
             ("goodput_bps", "goodput, best-effort (odd) connections", 1.02, lambda f: f["flow"] % 2 == 1),
@@ -341,11 +348,15 @@ def compare_tcp(con: Console, ns2: str, flow_counts: list[int], duration_s: floa
         for n in flow_counts:
             plan = Path(tmp) / f"plan-{n}.txt"
             bench.write_plan(bench.dumbbell_plan(n), plan)
+            ns2_runs: dict[str, list[dict]] = {}
             for aqm in TCP_AQMS:
                 con.print(f"TCP flow by flow, {n} connections, {aqm}: dsim and ns-2, {seeds} seed(s) each")
                 dsim_flows = dsim_tcp(n, duration_s, aqm, seeds, "on_retransmit")
                 letter_flows = dsim_tcp(n, duration_s, aqm, seeds, "on_new_ack")
-                out.append(tcp_summary(n, aqm, dsim_flows, letter_flows, ns2_tcp(ns2, plan, duration_s, aqm, seeds)))
+                peer = NS2_AQM.get(aqm, aqm)
+                if peer not in ns2_runs:
+                    ns2_runs[peer] = ns2_tcp(ns2, plan, duration_s, peer, seeds)
+                out.append(tcp_summary(n, aqm, dsim_flows, letter_flows, ns2_runs[peer]))
     for e in out:
         table = Table(title=f"TCP per connection, {e['flows']} connections, bottleneck {e['aqm']}: dsim SACK vs ns-2 Sack1 "
                             f"(means per flow over {seeds} seed(s), {duration_s:g} s)")

@@ -101,6 +101,7 @@ def mred(
     *,
     mode: str | None = None,
     ecn: bool | None = None,
+    count_overflow: str | None = None,
     series: str | None = None,
     wq: float | None = None,
     gentle: bool | None = None,
@@ -122,6 +123,11 @@ def mred(
             default "coupled"]
         ecn: Mark ECN-capable packets CE on an early verdict instead of dropping them. [true
             or false; default false]
+        count_overflow: Once a precedence's count x pb reaches 1: "drop" (pa = 1, RED's
+            uniform spacing of marks; ns-2 Queue/RED, Linux; the default) or "pass" (pa = pb
+            / (1 - count pb) unbounded, as ns-2.35's dsRED computes it: past 1 no early drop
+            until the average leaves [min_th, max_th]; for comparisons with ns-2's RIO-C,
+            docs/af.md). [one of "drop", "pass"; default "drop"]
         series: Record every precedence's average and occupancy this often (`queue_series`).
             [a time ("10ms"); range (0, inf)]
         wq: Weight of the newest queue sample in the average queue size. [a number; default

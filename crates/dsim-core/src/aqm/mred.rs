@@ -35,7 +35,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::red::{Congestion, RedParams, RedVars};
+use super::red::{Congestion, CountOverflow, RedParams, RedVars};
 use super::{Aqm, AqmQueue, DropTailQueue, QueueSeries, count_as_f64, unit_of};
 use crate::packet::Dscp;
 use crate::params::{ConfigError, KeyPath, Params};
@@ -70,6 +70,12 @@ crate::red_table! {
         /// Mark ECN-capable packets CE on an early verdict instead of dropping them.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         pub ecn: bool,
+        /// Once a precedence's count x pb reaches 1: "drop" (pa = 1, RED's uniform spacing of
+        /// marks; ns-2 Queue/RED, Linux; the default) or "pass" (pa = pb / (1 - count pb)
+        /// unbounded, as ns-2.35's dsRED computes it: past 1 no early drop until the average
+        /// leaves [min_th, max_th]; for comparisons with ns-2's RIO-C, docs/af.md).
+        #[serde(default)]
+        pub count_overflow: CountOverflow,
         /// Record every precedence's average and occupancy this often (`queue_series`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[param(range = "(0, inf)")]
@@ -113,7 +119,8 @@ impl MredSpec {
         let mut owner: [Option<usize>; 64] = [None; 64];
         for (k, p) in self.precedence.iter().enumerate() {
             let pp = path.key("precedence").index(k);
-            let curve = RedParams::new(p.curve(), self.averaging(), Some(self.limit), rate, &pp)?;
+            let mut curve = RedParams::new(p.curve(), self.averaging(), Some(self.limit), rate, &pp)?;
+            curve.count_overflow = self.count_overflow;
             if curves.first().is_some_and(|c| c.bytes != curve.bytes) {
                 return Err(ConfigError::new(
                     pp.key("min_th"),
@@ -263,6 +270,26 @@ mod tests {
                 m.on_enqueue(j, 500);
             }
             assert_eq!([m.vqs[0].vars.avg, m.vqs[1].vars.avg], want, "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn count_overflow_reaches_every_precedence() {
+        let spec = |extra: &str| -> MredSpec {
+            toml::from_str(&format!(
+                r#"limit = "100p"
+{extra}
+precedence = [{{ dscp = ["AF11"], min_th = "40p", max_th = "70p" }}, {{ min_th = "10p", max_th = "30p" }}]"#
+            ))
+            .unwrap()
+        };
+        for (extra, want) in [
+            ("", CountOverflow::Drop),
+            (r#"count_overflow = "pass""#, CountOverflow::Pass),
+        ] {
+            let q = spec(extra).queue(Rate(10_000_000), &KeyPath::root()).unwrap();
+            let Aqm::Mred(m) = &q.aqm else { unreachable!() };
+            assert!(m.vqs.iter().all(|vq| vq.curve.count_overflow == want), "{extra}");
         }
     }
 

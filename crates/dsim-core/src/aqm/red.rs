@@ -37,7 +37,9 @@
 //! - Byte mode (paper section 4, "measured in bytes"): thresholds and q in bytes, and pb is
 //!   scaled by packet size / mean packet size (ns-2 `bytes_`; the paper scales by the
 //!   maximum packet size).
-//! - count * pb >= 1 gives pa = 1.
+//! - count * pb >= 1 gives pa = 1 (the paper's uniform spacing: at most 1/pb packets
+//!   between marks; ns-2 Queue/RED `modify_p`, Linux `red.h`). MRED can instead follow
+//!   ns-2's dsRED, which has no such bound ([`CountOverflow::Pass`]).
 //! - Gentle mode: for max_th <= avg < 2 max_th, pb = max_p + (1 - max_p)(avg - max_th) /
 //!   max_th, with the same count spacing; forced drops start at 2 max_th.
 //! - "Mark" is the algorithm's verdict: [`Congestion::Early`] (a random early mark) or
@@ -215,6 +217,21 @@ pub enum Congestion {
     Forced,
 }
 
+/// What the count spacing does once count * pb reaches 1.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, Params)]
+#[serde(rename_all = "snake_case")]
+pub enum CountOverflow {
+    /// pa = 1: the packet is marked, so marks are at most 1/pb packets apart (Floyd and
+    /// Jacobson 1993 section 4; ns-2 Queue/RED, Linux).
+    #[default]
+    Drop,
+    /// pa = pb / (1 - count pb) without a bound, as ns-2.35's dsRED computes it
+    /// (diffserv/dsredq.cc): 1 / 0 marks when count pb is exactly 1, a negative pa past it
+    /// never does, so once a rising average makes count pb jump past 1 the precedence is
+    /// not marked again until its average leaves [min_th, max_th].
+    Pass,
+}
+
 /// Configured parameters of one RED curve.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RedParams {
@@ -231,6 +248,8 @@ pub struct RedParams {
     /// Typical transmission time s in ns: the time the link takes to send a packet of
     /// the mean size.
     pub s_ns: f64,
+    /// pa once count * pb reaches 1.
+    pub count_overflow: CountOverflow,
 }
 
 /// Evolving variables of one RED curve.
@@ -297,6 +316,7 @@ impl RedParams {
             bytes: hi_bytes,
             mean_pkt_size: avg.mean_pkt_size.0 as f64,
             s_ns: typical_tx_time_ns(rate, avg.mean_pkt_size.0),
+            count_overflow: CountOverflow::Drop,
         })
     }
 
@@ -341,11 +361,17 @@ impl RedParams {
         Some(Some(pb))
     }
 
-    /// pa = pb / (1 - count pb) (1 when count pb >= 1).
+    /// pa = pb / (1 - count pb); once count pb >= 1, 1 or as `overflow` says.
     #[inline]
-    pub fn pa(pb: f64, count: i64) -> f64 {
+    pub fn pa(pb: f64, count: i64, overflow: CountOverflow) -> f64 {
         let cp = count as f64 * pb;
-        if cp >= 1.0 { 1.0 } else { pb / (1.0 - cp) }
+        match overflow {
+            _ if cp < 1.0 => pb / (1.0 - cp),
+            CountOverflow::Drop => 1.0,
+            // dsRED: pb / 0 = inf marks; a negative pa never does.
+            CountOverflow::Pass if cp == 1.0 => 1.0,
+            CountOverflow::Pass => 0.0,
+        }
     }
 
     /// The verdict on an arriving packet of `size` bytes, given the average already
@@ -367,7 +393,7 @@ impl RedParams {
             // the arriving packet, count = 0"
             Some(Some(pb)) => {
                 v.count += 1;
-                let pa = Self::pa(pb, v.count);
+                let pa = Self::pa(pb, v.count, self.count_overflow);
                 if uniform() < pa {
                     v.count = 0;
                     Congestion::Early
@@ -391,6 +417,7 @@ pub(crate) fn test_curve(min_th: f64, max_th: f64, max_p: f64, wq: f64) -> RedPa
         bytes: false,
         mean_pkt_size: 500.0,
         s_ns: 1000.0,
+        count_overflow: CountOverflow::Drop,
     }
 }
 
@@ -461,9 +488,9 @@ mod tests {
         assert_eq!(v.count, 1);
         assert_eq!(p.decide(&mut v, 500, || 0.0555), Congestion::Early);
         assert_eq!(v.count, 0);
-        assert!((RedParams::pa(0.05, 2) - 0.05 / 0.9).abs() < 1e-15);
+        assert!((RedParams::pa(0.05, 2, CountOverflow::Drop) - 0.05 / 0.9).abs() < 1e-15);
         // count pb >= 1: certain mark (count 20 with pb 0.05).
-        assert_eq!(RedParams::pa(0.05, 20), 1.0);
+        assert_eq!(RedParams::pa(0.05, 20, CountOverflow::Drop), 1.0);
         // Below min_th: no draw at all, count = -1.
         v.avg = 4.99;
         assert_eq!(
@@ -478,6 +505,43 @@ mod tests {
             Congestion::Forced
         );
         assert_eq!(v.count, 0);
+    }
+
+    #[test]
+    fn count_overflow_as_ns2_dsred() {
+        // min 0, max 10, max_p 1: pb = avg / 10. No draw marks (u = 0.99 < pa only when
+        // pa > 0.99). avg 3 (pb 0.3): count 1, cp 0.3, pa 0.43; count 2, cp 0.6, pa 0.75.
+        // The average rises to 4 (pb 0.4): count 3, cp 1.2. Drop: pa = 1, marked. Pass:
+        // pa = 0.4 / -0.2 < 0, admitted, and so on (count 4, cp 1.6) until avg reaches
+        // max_th: forced, count 0.
+        for (overflow, third) in [
+            (CountOverflow::Drop, Congestion::Early),
+            (CountOverflow::Pass, Congestion::None),
+        ] {
+            let mut p = params(0.0, 10.0, 1.0, 0.002);
+            p.count_overflow = overflow;
+            let mut v = RedVars {
+                avg: 3.0,
+                count: 0,
+                idle_since: None,
+            };
+            assert_eq!(p.decide(&mut v, 500, || 0.99), Congestion::None);
+            assert_eq!(p.decide(&mut v, 500, || 0.99), Congestion::None);
+            v.avg = 4.0;
+            assert_eq!(p.decide(&mut v, 500, || 0.99), third, "{overflow:?}");
+            if overflow == CountOverflow::Pass {
+                assert_eq!(v.count, 3);
+                assert_eq!(p.decide(&mut v, 500, || 0.0), Congestion::None);
+                v.avg = 10.0;
+                assert_eq!(p.decide(&mut v, 500, || 0.0), Congestion::Forced);
+                assert_eq!(v.count, 0);
+            }
+        }
+        // count pb exactly 1: pb / 0 marks (pb 0.25, count 4).
+        assert_eq!(RedParams::pa(0.25, 4, CountOverflow::Pass), 1.0);
+        assert_eq!(RedParams::pa(0.25, 3, CountOverflow::Pass), 1.0);
+        assert_eq!(RedParams::pa(0.25, 5, CountOverflow::Pass), 0.0);
+        assert!((RedParams::pa(0.2, 2, CountOverflow::Pass) - 0.2 / 0.6).abs() < 1e-15);
     }
 
     #[test]

@@ -581,6 +581,7 @@ fn red_on_the_virtual_queue_drops_or_marks() {
         bytes: false,
         mean_pkt_size: PKT as f64,
         s_ns: MS as f64,
+        count_overflow: Default::default(),
     };
     for ecn in [false, true] {
         let mut params = DsdParams::new(Limit::Packets(10), Duration(3 * MS));
@@ -934,6 +935,7 @@ fn red_on_the_virtual_queue_is_transparent_against_the_red_queue() {
             bytes,
             mean_pkt_size: mean as f64,
             s_ns: crate::aqm::red::typical_tx_time_ns(case.rate, mean),
+            count_overflow: Default::default(),
         });
         case.ecn = rng.random::<bool>();
         case.overshoot = matches!(case.buffer, Limit::Bytes(_)) && rng.random::<bool>();
