@@ -75,3 +75,14 @@ def test_results_save_and_load_round_trip(three_hops_text: str, tmp_path: Path) 
             pd.testing.assert_frame_equal(getattr(back, name), getattr(res, name), check_dtype=fmt == "parquet")
         assert back.scenario.hash() == res.scenario.hash()
     assert np.isfinite(res.distributions["count"]).all()
+
+
+def test_queue_figure_names_each_class_by_its_codepoints() -> None:
+    # ef-voice.toml: the edge <-> isp link's priority scheduler, class 0 EF, class 1 default
+    # (both directions: no direction overrides the link's queue).
+    res = dsim.run(Path(__file__).parents[1] / "docs/examples/ef-voice.toml", record="1s", jobs=1)
+    assert [res.queue_label("edge->isp", k) for k in (0, 1, 2)] == ["EF", "default", "queue 2"]
+    assert res.queue_label("isp->edge", 0) == "EF"
+    assert res.queue_label("phones->edge", 0) == "queue 0"  # a drop-tail port has no classes
+    legend = [t.get_text() for t in res.plot.queue(["edge->isp"]).axes[0].get_legend().get_texts()]
+    assert legend == ["edge->isp EF", "edge->isp default"]

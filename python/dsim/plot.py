@@ -185,7 +185,7 @@ class Plotter:
             part = q[q["port"] == port]
             queues = sorted(part["queue"].unique())
             for queue in queues:
-                label = port if len(queues) == 1 else f"{port} queue {queue}"
+                label = port if len(queues) == 1 else f"{port} {self.res.queue_label(port, queue)}"
                 _stairs(ax, part[part["queue"] == queue], "mean_len_pkts", linewidth=1.4, label=label)
         self._title(ax, f"time-weighted mean queue length, {self._interval_note(q)}")
         _finish(ax, "time (s)", "mean queue length (packets)", "port")
@@ -209,7 +209,7 @@ class Plotter:
             unit = "packets" if (part["unit"] == "pkts").all() else "bytes"
             for i, ((queue, prec), g) in enumerate(part.groupby(["queue", "precedence"], sort=True)):
                 color = f"C{i}"
-                label = f"queue {queue} precedence {prec}" if part["queue"].nunique() > 1 else f"precedence {prec}"
+                label = f"{self.res.queue_label(port, queue)} precedence {prec}" if part["queue"].nunique() > 1 else f"precedence {prec}"
                 ax.plot(g["time_s"], g["len"], color=color, linewidth=0.6, alpha=0.35)
                 ax.plot(g["time_s"], g["avg"], color=color, linewidth=1.6, label=f"{label} average")
             ax.set_title(port, fontsize="small", loc="left")

@@ -202,6 +202,22 @@ class Results:
         named = [n for n, v in names.items() if str(v) == str(dscp)]
         return f"{named[0]} ({dscp})" if named else str(dscp)
 
+    def queue_label(self, port: str, queue: int) -> str:
+        """Queue `queue` of `port` ("A->B") as the scenario declares it: the codepoints of
+        that class of the port's scheduler ("EF", "AF11, AF12", "default"), else "queue N"."""
+        a, _, b = port.partition("->")
+        for link in (self.scenario.data.get("link") or []) if self.scenario is not None else []:
+            ends = (link.get("from"), link.get("to"))
+            if ends not in ((a, b), (b, a)):
+                continue
+            direction = link.get("forward" if ends == (a, b) else "reverse") or {}
+            classes = (direction.get("queue") or link.get("queue") or {}).get("classes") or []
+            if 0 <= queue < len(classes):
+                c = classes[queue]
+                names = [self.class_label(d) for d in c.get("dscp", [])] + (["default"] if c.get("default") else [])
+                return ", ".join(names) or f"queue {queue}"
+        return f"queue {queue}"
+
     @property
     def name(self) -> str:
         """The scenario's name (what figures and reports call this run)."""
