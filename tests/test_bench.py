@@ -44,7 +44,9 @@ def test_cubic_dumbbell_runs_cubic_senders_through_droptail() -> None:
     assert "cubic_wmax_bytes" in res.series.columns and set(res.series["flow"]) == {"f0", "f1", "f2", "f3"}
     q = res.queues[res.queues["port"] == "R0->R1"].iloc[0]
     assert q["drop_early_pkts"] == 0 and q["dropped_pkts"] == q["drop_overflow_pkts"]
-    with pytest.raises(ValueError, match="one of rio, red, fq_codel, cubic"):
+    both = dsim.run(bench.dumbbell(4, 1.5, aqm="cubic_fq_codel").toml)
+    assert both.aqm["aqm"].tolist() == ["fq_codel"] and "cubic" in bench.dumbbell(4, 1.5, aqm="cubic_fq_codel").toml
+    with pytest.raises(ValueError, match="one of rio, red, fq_codel, cubic, cubic_fq_codel"):
         bench.dumbbell(4, 1.5, aqm="codel")
 
 

@@ -15,6 +15,8 @@ The suite (generated here, deterministic; `dsim bench --save DIR` writes the fil
 - ``dumbbell-50-cubic``: the same network without profilers, 50 CUBIC connections (RFC
   9438, with delayed ACKs, byte counting and a 1 MB window, so that CUBIC's window function
   rather than the receiver's window limits them) through a 1050-packet drop-tail bottleneck.
+- ``dumbbell-50-cubic-fq-codel``: the same CUBIC connections through FQ-CoDel (its
+  defaults, the same packet limit): the two modern mechanisms together.
 - ``cbr-chain``: 50 CBR flows at 90 % load through a line of 10 routers at 100 Mbit/s:
   nothing but packets moving through ports, the event loop's own cost.
 - ``rashaper-100``: seed 004's network (RFC 2963 appendix A.1, figure A.1): ten LANs of
@@ -148,6 +150,7 @@ DUMBBELL_VARIANTS = {
     "red": ("RED", "RED"),
     "fq_codel": ("FQ-CoDel", "FQ-CoDel"),
     "cubic": ("CUBIC over drop-tail", "CUBIC, drop-tail"),
+    "cubic_fq_codel": ("CUBIC over FQ-CoDel", "CUBIC, FQ-CoDel"),
 }
 
 
@@ -179,8 +182,8 @@ def dumbbell(flows: int, duration_s: float = 100.0, *, aqm: str = "rio", scaled:
     connections and RIO, as ns-2's dsRED runs it), "red" (no profilers, RED with the OUT
     curve on the whole queue, as the ns-3 program runs it), "fq_codel" (no profilers,
     FQ-CoDel with its defaults and the same packet limit: the cost of its flow queues and
-    per-queue CoDel, docs/aqm.md) or "cubic" (no profilers, drop-tail, CUBIC senders with
-    delayed ACKs and a 1 MB window). `scaled`: the bottleneck grown with the load
+    per-queue CoDel, docs/aqm.md), "cubic" (no profilers, drop-tail, CUBIC senders with
+    delayed ACKs and a 1 MB window) or "cubic_fq_codel" (those senders through FQ-CoDel). `scaled`: the bottleneck grown with the load
     (`scaled_bottleneck`), named ``scale-N``."""
     if aqm not in DUMBBELL_VARIANTS:
         raise ValueError(f"aqm {aqm!r}: one of {', '.join(DUMBBELL_VARIANTS)}")
@@ -213,7 +216,7 @@ def dumbbell(flows: int, duration_s: float = 100.0, *, aqm: str = "rio", scaled:
             f'min_th = "{out_min}p", max_th = "{out_max}p", max_p = {out_p} }}'
         )
     else:
-        queue = "fq_codel" if aqm == "fq_codel" else "droptail"
+        queue = "fq_codel" if aqm.endswith("fq_codel") else "droptail"
         bottleneck_q = f'{{ type = "{queue}", limit = "{limit}p" }}'
     for f in plan:
         out += _link(f"s{f.index}", "R0", d["access_rate_bps"], f.src_delay_us, access_q)
@@ -225,7 +228,7 @@ def dumbbell(flows: int, duration_s: float = 100.0, *, aqm: str = "rio", scaled:
         f'{{ variant = "sack", mss = "{d["mss"]}B", window = "{d["mss"] * d["window_pkts"]}B", initial_window = "2p", '
         'counting = "packets", delayed_ack = false, min_rto = "200ms", initial_rto = "3s", granularity = "10ms" }'
     )
-    if aqm == "cubic":
+    if aqm.startswith("cubic"):
         tcp = f'{{ variant = "sack", congestion = "cubic", mss = "{d["mss"]}B", window = "1MB", min_rto = "200ms" }}'
     for f in plan:
         out += [
@@ -367,6 +370,7 @@ def suite(quick: bool = False, duration_s: float | None = None) -> list[Benchmar
         dumbbell(200, d),
         dumbbell(50, d, aqm="fq_codel"),
         dumbbell(50, d, aqm="cubic"),
+        dumbbell(50, d, aqm="cubic_fq_codel"),
         cbr_chain(duration_s=d),
         rashaper(d),
     ]
