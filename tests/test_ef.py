@@ -7,6 +7,7 @@ import math
 from importlib import resources
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import dsim
@@ -159,6 +160,35 @@ def test_pq_protects_ef_and_the_queues_table_has_one_row_per_class() -> None:
     assert list(q["queue"]) == [0, 1]
     assert "drop_rate_limit_pkts" in res.queues.columns
     assert q["drop_overflow_pkts"].iloc[1] > 0 and q["drop_overflow_pkts"].iloc[0] == 0
+
+
+def test_cbq_table_counts_what_each_leaf_sent_and_how(tmp_path: Path) -> None:
+    # EF 400 kbit/s into a bounded class of share 0.3 (no borrowing), best effort 2 Mbit/s
+    # into share 0.7: EF is held back (delay actions, never a borrowed packet); best effort
+    # takes the rest of the 1 Mbit/s link, beyond its 0.7, by borrowing. No warm-up, so the
+    # counters (whole run) and the queues table (the window) cover the same packets: each
+    # leaf's sent + borrowed + unregulated are its queue's departures.
+    queue = cbq(klass("EF", share=0.3, borrow=False, maxidle="0s"), klass(default=True, share=0.7), scheduler="prr")
+    sc = two_flow_dumbbell(queue).set("warmup", "0s")
+    res = dsim.run(sc, replications=2)
+    c = res.cbq.set_index(["replication", "port", "queue"])
+    assert sorted(set(c.index.droplevel("replication"))) == [("D->R", 0), ("D->R", 1), ("R->D", 0), ("R->D", 1)]
+    q = res.queues.set_index(["replication", "port", "queue"])["departures_pkts"]
+    sent = c["sent_pkts"] + c["borrowed_pkts"] + c["unregulated_pkts"]
+    assert (sent == q.reindex(sent.index)).all() and (sent.xs("R->D", level="port") > 0).all()
+    ef, be = c.xs(("R->D", 0), level=("port", "queue")), c.xs(("R->D", 1), level=("port", "queue"))
+    assert (ef["borrowed_pkts"] == 0).all() and (ef["delays"] > 0).all()
+    # Best effort sent more than its share (the link's 1 Mbit/s less EF's): at least the
+    # packets beyond 0.7 of the link were borrowed.
+    be_bps = res.flows.set_index(["replication", "flow"]).xs("be", level="flow")["throughput_bps"]
+    assert (be_bps > 0.7e6).all() and (be["borrowed_pkts"] >= be["sent_pkts"].add(be["borrowed_pkts"]) * (1 - 0.7e6 / be_bps)).all()
+    res.save(tmp_path / "out")
+    pd.testing.assert_frame_equal(dsim.Results.load(tmp_path / "out").cbq, res.cbq, check_dtype=False)
+    # Without CBQ there is no such table, in memory or on disk.
+    plain = dsim.run(two_flow_dumbbell(priority(klass("EF"), klass(default=True))))
+    assert plain.cbq.empty
+    plain.save(tmp_path / "plain")
+    assert not (tmp_path / "plain" / "cbq.parquet").exists()
 
 
 def test_jitter_pct_columns() -> None:

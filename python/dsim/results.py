@@ -29,11 +29,14 @@ TABLES = (
     "distributions",
     "aqm",
     "aqm_series",
+    "cbq",
 )
 #: The tables a run has only when it records them (`[record]`, docs/guide.md).
 RECORDED = ("flow_series", "port_series", "conditioner_series", "distributions")
 #: The tables a run has only with a CoDel, PIE or FQ-CoDel queue (docs/aqm.md).
 AQM = ("aqm", "aqm_series")
+#: The tables a run may lack: nothing recorded, no such queue.
+OPTIONAL = (*RECORDED, *AQM, "cbq")
 
 
 #: The columns that identify a row of each table across replications (what summaries group by).
@@ -50,6 +53,7 @@ SUMMARY_KEYS = {
     "conditioner_series": ["conditioner", "color", "start_s"],
     "distributions": ["flow", "metric", "low_ms"],
     "aqm": ["port", "queue", "aqm"],
+    "cbq": ["port", "queue"],
 }
 
 
@@ -128,6 +132,9 @@ class Results:
     aqm, aqm_series: per CoDel / PIE / FQ-CoDel queue, its counters and final state, and
             its sampled state (`series = ...`): sojourn or delay estimate, dropping state,
             count, drop probability, active flows (docs/aqm.md). Empty without such queues.
+    cbq:    per leaf class of each CBQ port (`queue` as in the queues table), packets sent
+            while not overlimit, sent by borrowing, sent unregulated, and the delay actions
+            taken, over the whole run (docs/ef.md). Empty without CBQ.
 
     ``res.plot.<kind>()`` draws them (see :mod:`dsim.plot`).
     """
@@ -146,6 +153,7 @@ class Results:
     distributions: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     aqm: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     aqm_series: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    cbq: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     scenario: Any = field(default=None, repr=False)
     #: The Arrow tables the DataFrames came from: saved as they are, without pandas.
     arrow: dict[str, pa.Table] = field(default_factory=dict, repr=False, compare=False)
@@ -307,7 +315,7 @@ class Results:
         out.mkdir(parents=True, exist_ok=True)
         for name in TABLES:
             df = getattr(self, name)
-            if name in RECORDED + AQM and df.empty:
+            if name in OPTIONAL and df.empty:
                 continue
             table = self.arrow.get(name)
             if table is None:

@@ -5,6 +5,7 @@
 mod abe;
 mod af;
 mod aqm;
+mod cbq;
 mod record;
 
 pub use record::add_recorded;
@@ -168,11 +169,13 @@ pub struct Tables {
     /// (queues with `series` set). No columns in a run without such queues.
     pub aqm: Table,
     pub aqm_series: Table,
+    /// Per CBQ leaf class: what the link-sharing scheduler did. No columns without CBQ.
+    pub cbq: Table,
 }
 
-/// As derived, but the recorded tables and the AQM tables appear only when they have
-/// columns: a run that records nothing and has no CoDel, PIE or FQ-CoDel queue prints (and
-/// so fingerprints) as it did before they existed.
+/// As derived, but the recorded tables, the AQM tables and CBQ's appear only when they have
+/// columns: a run that records nothing and has no CoDel, PIE, FQ-CoDel or CBQ queue prints
+/// (and so fingerprints) as it did before they existed.
 impl std::fmt::Debug for Tables {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut s = f.debug_struct("Tables");
@@ -201,6 +204,7 @@ impl Tables {
         self.distributions.append(&other.distributions);
         self.aqm.append(&other.aqm);
         self.aqm_series.append(&other.aqm_series);
+        self.cbq.append(&other.cbq);
     }
 
     /// The tables only a run that records has ([`record`]).
@@ -209,9 +213,12 @@ impl Tables {
     /// The tables only a run with a CoDel, PIE or FQ-CoDel queue has.
     pub const AQM: [&'static str; 2] = ["aqm", "aqm_series"];
 
-    /// Is `name` a table that a run may lack (no columns): recorded or AQM?
+    /// The table only a run with a CBQ port has.
+    pub const CBQ: &'static str = "cbq";
+
+    /// Is `name` a table that a run may lack (no columns): recorded, AQM or CBQ?
     pub fn optional(name: &str) -> bool {
-        Self::RECORDED.contains(&name) || Self::AQM.contains(&name)
+        Self::RECORDED.contains(&name) || Self::AQM.contains(&name) || name == Self::CBQ
     }
 
     /// The first 16 hex digits of the SHA-256 of every table, bit for bit (Debug prints
@@ -224,8 +231,8 @@ impl Tables {
     }
 
     /// Every table by name: the eight every run has, then the recorded ones, then the
-    /// AQM ones.
-    pub fn named(&self) -> [(&'static str, &Table); 14] {
+    /// AQM ones, then CBQ's.
+    pub fn named(&self) -> [(&'static str, &Table); 15] {
         [
             ("flows", &self.flows),
             ("queues", &self.queues),
@@ -241,6 +248,7 @@ impl Tables {
             ("distributions", &self.distributions),
             ("aqm", &self.aqm),
             ("aqm_series", &self.aqm_series),
+            ("cbq", &self.cbq),
         ]
     }
 }
@@ -387,6 +395,7 @@ pub fn collect(sim: &Simulation, info: &RunInfo) -> Tables {
         dsd_control: abe::dsd_control_table(sim, info),
         aqm: aqm::aqm_table(sim, info),
         aqm_series: aqm::aqm_series_table(sim, info),
+        cbq: cbq::cbq_table(sim, info),
         ..Tables::default()
     }
 }
