@@ -17,9 +17,12 @@
 #   KEY=VALUE: the bottleneck of the dumbbell grown with its load (dsim's `scale-N`,
 #   bench.scaled_bottleneck): rate_mbps (default 50), limit (packets, of both directions,
 #   default 1050), in_min, in_max (RIO's IN thresholds, default 500, 840), out_min,
-#   out_max (RIO's OUT and RED's thresholds, default 420, 840).
+#   out_max (RIO's OUT and RED's thresholds, default 420, 840); sample_ms (default 0: none):
+#   with "rio", print every sample_ms "sample TIME_S IN_PKTS ALL_PKTS IN_AVG ALL_AVG" (the
+#   virtual queues of IN and of all packets, RIO-C) and at the end dsRED's statistics
+#   ("All TOTAL TX LDROPS EDROPS", then one line per codepoint; ldrops: forced drops).
 
-set bottleneck [dict create rate_mbps 50 limit 1050 in_min 500 in_max 840 out_min 420 out_max 840]
+set bottleneck [dict create rate_mbps 50 limit 1050 in_min 500 in_max 840 out_min 420 out_max 840 sample_ms 0]
 set args {}
 foreach a $argv {
     if {[regexp {^([a-z_]+)=([0-9]+)$} $a -> key value]} {
@@ -153,8 +156,22 @@ while {[gets $f line] >= 0} {
 }
 close $f
 
+set sample_s [expr {[dict get $bottleneck sample_ms] / 1000.0}]
+proc sample {} {
+    global ns core sample_s
+    puts "sample [$ns now] [$core getCurrentV 0 0] [expr {[$core getCurrentV 0 0] + [$core getCurrentV 0 1]}] [$core getAverageV 0 0] [$core getAverageV 0 1]"
+    $ns at [expr {[$ns now] + $sample_s}] "sample"
+}
+if {$aqm eq "rio" && $sample_s > 0} {
+    $ns at 0.0 "sample"
+}
+
 proc finish {} {
-    global core flows fmon tcp aqm per_flow
+    global core flows fmon tcp aqm per_flow sample_s
+    if {$aqm eq "rio" && $sample_s > 0} {
+        $core printStats
+        flush stdout
+    }
     if {$aqm eq "rio"} {
         set pkts [$core getStat pkts]
         set drops [expr {[$core getStat drops] + [$core getStat edrops]}]
