@@ -427,15 +427,19 @@ impl Selector {
 }
 
 /// One attached block: its match, actions, and which instance conditions which packet.
+/// What a packet reads (selector, actions) first: `repr(C)` keeps the order.
+#[repr(C)]
 #[derive(Clone, Debug)]
 pub struct Block {
-    pub name: String,
-    pub node: NodeId,
-    pub matcher: Match,
     /// The match and the instances, as the chain tests them.
     selector: Selector,
     /// Action per colour, indexed by `Color as usize`.
     pub actions: [Action; 3],
+    /// Some instance has a shaper: the others' packets skip reading theirs.
+    shaped: bool,
+    pub node: NodeId,
+    pub name: String,
+    pub matcher: Match,
 }
 
 /// Of a per-flow block: the flows it may match, one instance each (None for an aggregate
@@ -452,7 +456,9 @@ pub struct BlockDef {
     pub actions: [Action; 3],
 }
 
-/// Counters of one instance, over the measurement window.
+/// Counters of one instance, over the measurement window; a meter's first
+/// (`repr(C)`: in this order).
+#[repr(C)]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CondStats {
     /// Packets and bytes the meter coloured, per colour.
@@ -474,18 +480,21 @@ pub struct CondStats {
     pub shaper_wait_ns: u128,
 }
 
-/// The state of a block for one aggregate or one flow.
+/// The state of a block for one aggregate or one flow, in the order a packet uses it
+/// (`repr(C)`): the meter, the counters, the shaper; the random stream (300 bytes, read
+/// by the TSW meters only) after them.
+#[repr(C)]
 #[derive(Clone, Debug)]
 pub struct Instance {
+    pub meter: Option<Meter>,
+    pub stats: CondStats,
+    pub shaper: Option<Shaper>,
+    /// The instant of the wake-up event in the event list, if any.
+    next_wake: Option<SimTime>,
     pub block: u32,
     /// The flow of a per-flow instance.
     pub flow: Option<FlowId>,
-    pub shaper: Option<Shaper>,
-    pub meter: Option<Meter>,
     pub rng: Rng,
-    pub stats: CondStats,
-    /// The instant of the wake-up event in the event list, if any.
-    next_wake: Option<SimTime>,
 }
 
 impl Instance {
@@ -625,6 +634,7 @@ impl Conditioners {
         let b = self.blocks.len() as u32;
         let first = self.instances.len() as InstId;
         let per_flow = per_flow.map(|flows| (flows.into_iter().zip(first..)).collect());
+        let shaped = instances.iter().any(|i| i.shaper.is_some());
         for mut inst in instances {
             inst.block = b;
             self.instances.push(inst);
@@ -636,6 +646,7 @@ impl Conditioners {
             matcher,
             selector,
             actions,
+            shaped,
         });
         for c in chains {
             self.chain_mut(*c).push(b);
@@ -701,7 +712,7 @@ impl Conditioners {
                 continue;
             };
             let st = &mut instances[inst as usize];
-            if st.shaper.is_some() && !(after_shaper && i == from) {
+            if block.shaped && st.shaper.is_some() && !(after_shaper && i == from) {
                 let cont = Cont { chain, index: i as u16 };
                 if let Some(out) = st.offer_to_shaper(inst, id, pkt, cont, now, count) {
                     return out;
