@@ -36,7 +36,7 @@ use crate::engine::rng::{Rng, stream};
 use crate::packet::{Color, Dscp, Ecn, Packet, PacketArena, PktId};
 use crate::params::Params;
 use crate::results::Column;
-use crate::scenario::build_conditioner::{BlockParts, FlowRef, block_parts, block_states};
+use crate::scenario::build_conditioner::{BlockParts, FlowIndex, FlowRef, block_parts, block_states};
 use crate::scenario::conditioner::ConditionerSpec;
 use crate::scenario::schema::QueueSpec;
 use crate::scenario::{ConfigError, KeyPath};
@@ -262,18 +262,20 @@ fn conditioner_block(spec: &ConditionerSpec, flows: &[String], seed: u64) -> Res
             ));
         }
     }
-    let refs: Vec<FlowRef> = flows
-        .iter()
-        .map(|f| FlowRef {
-            name: f,
-            group: f,
-            src: 0,
-            dst: 1,
-        })
-        .collect();
+    let refs = FlowIndex::new(
+        flows
+            .iter()
+            .map(|f| FlowRef {
+                name: f,
+                group: f,
+                src: 0,
+                dst: 1,
+            })
+            .collect(),
+    );
     let name = spec.name.clone().unwrap_or_else(|| "replay".into());
     let parts = block_parts(spec, &name, &HashMap::new(), &refs, None, &root)?;
-    let per_flow = spec.per_flow && !refs.is_empty();
+    let per_flow = spec.per_flow && !refs.flows.is_empty();
     let (instances, members) = block_states(per_flow, &name, &parts, &refs, seed, &root)?;
     let BlockParts { matcher, actions, .. } = parts;
     let mut c = Conditioners::new(1);

@@ -238,11 +238,36 @@ pub struct Cont {
     pub index: u16,
 }
 
+/// A set of flow ids, sorted, each once: what a block names takes memory in proportion
+/// to the flows it names, not to the flows of the scenario.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlowSet(Vec<FlowId>);
+
+impl FlowSet {
+    pub fn contains(&self, f: FlowId) -> bool {
+        self.0.binary_search(&f).is_ok()
+    }
+
+    /// The ids in increasing order.
+    pub fn ids(&self) -> &[FlowId] {
+        &self.0
+    }
+}
+
+impl FromIterator<FlowId> for FlowSet {
+    fn from_iter<I: IntoIterator<Item = FlowId>>(ids: I) -> Self {
+        let mut v: Vec<FlowId> = ids.into_iter().collect();
+        v.sort_unstable();
+        v.dedup();
+        FlowSet(v)
+    }
+}
+
 /// Which packets a block conditions. Every present criterion must hold.
 #[derive(Clone, Debug, Default)]
 pub struct Match {
-    /// Flows by id (true = matched); None = every flow.
-    pub flows: Option<Vec<bool>>,
+    /// The flows matched; None = every flow.
+    pub flows: Option<FlowSet>,
     pub src: Option<Vec<NodeId>>,
     pub dst: Option<Vec<NodeId>>,
     /// Bit d set = DSCP d matched; None = every codepoint.
@@ -256,10 +281,7 @@ impl Match {
     pub fn matches(&self, p: &Packet) -> bool {
         self.direction.is_none_or(|d| d == p.direction)
             && self.dscp.is_none_or(|m| m >> p.dscp.0 & 1 == 1)
-            && self
-                .flows
-                .as_ref()
-                .is_none_or(|f| f.get(p.flow as usize).copied().unwrap_or(false))
+            && self.flows.as_ref().is_none_or(|f| f.contains(p.flow))
             && self.src.as_ref().is_none_or(|s| s.contains(&p.src))
             && self.dst.as_ref().is_none_or(|d| d.contains(&p.dst))
     }
@@ -274,9 +296,7 @@ impl Match {
             self.direction
                 .is_none_or(|d| d == if fwd { Direction::Forward } else { Direction::Reverse })
         };
-        self.flows
-            .as_ref()
-            .is_none_or(|v| v.get(f as usize).copied().unwrap_or(false))
+        self.flows.as_ref().is_none_or(|v| v.contains(f))
             && ((dir_ok(true) && ends(true)) || (dir_ok(false) && ends(false)))
     }
 }
@@ -306,33 +326,78 @@ impl Ends {
     }
 }
 
-/// The instance conditioning a matched packet.
+/// The instance conditioning a matched packet. A per-flow block, or an aggregate block
+/// matching a set of flows, maps the flows it conditions to their instances (the flow
+/// criterion and the instance are then one lookup), in memory proportional to those flows.
 #[derive(Clone, Debug)]
 enum Target {
     /// An aggregate block matching every flow: its single instance.
     All(InstId),
-    /// The instance of each flow id, NONE for the flows the block never conditions: a
-    /// per-flow block, or an aggregate block matching a set of flows (the flow criterion
-    /// and the instance are then one lookup).
-    ByFlow(Vec<InstId>),
+    /// A block for one flow (a host's profiler): one comparison, nothing else to read.
+    One { flow: FlowId, inst: InstId },
+    /// The instance of each flow `first + i` at `insts[i]`, NONE for the flows between
+    /// that the block never conditions: the flows a block names are usually consecutive
+    /// ids (one flow, a `[[flow]]` group, all of them).
+    Span { first: FlowId, insts: Box<[InstId]> },
+    /// (flow, instance) sorted by flow, for flows spread wider than `Span` allows.
+    Sparse(Box<[(FlowId, InstId)]>),
+}
+
+/// A `Span` is at most this many times as long as the flows it maps.
+const SPAN_SLACK: usize = 4;
+
+impl Target {
+    /// The map of `pairs` (flow, instance), each flow once.
+    fn by_flow(mut pairs: Vec<(FlowId, InstId)>) -> Target {
+        pairs.sort_unstable();
+        let (Some(&(first, _)), Some(&(last, _))) = (pairs.first(), pairs.last()) else {
+            return Target::Sparse(Box::new([]));
+        };
+        let span = (last - first) as usize + 1;
+        if let [(flow, inst)] = pairs[..] {
+            return Target::One { flow, inst };
+        }
+        if span > SPAN_SLACK * pairs.len() {
+            return Target::Sparse(pairs.into_boxed_slice());
+        }
+        let mut insts = vec![NONE; span];
+        for (f, k) in pairs {
+            insts[(f - first) as usize] = k;
+        }
+        Target::Span {
+            first,
+            insts: insts.into_boxed_slice(),
+        }
+    }
+
+    #[inline]
+    fn of_flow(&self, f: FlowId) -> Option<InstId> {
+        match self {
+            Target::All(k) => Some(*k),
+            Target::One { flow, inst } => (f == *flow).then_some(*inst),
+            Target::Span { first, insts } => insts
+                .get(f.wrapping_sub(*first) as usize)
+                .copied()
+                .filter(|&k| k != NONE),
+            Target::Sparse(pairs) => pairs.binary_search_by_key(&f, |&(g, _)| g).ok().map(|i| pairs[i].1),
+        }
+    }
 }
 
 impl Selector {
-    /// `per_flow`: the instance of each flow id of a per-flow block (NONE for the flows it
-    /// cannot match); None for an aggregate block, whose instance is `aggregate`.
-    fn new(m: &Match, per_flow: Option<Vec<InstId>>, aggregate: InstId) -> Self {
+    /// `per_flow`: the (flow, instance) of each flow a per-flow block may match; None for
+    /// an aggregate block, whose instance is `aggregate`.
+    fn new(m: &Match, per_flow: Option<Vec<(FlowId, InstId)>>, aggregate: InstId) -> Self {
         let dscp = m.dscp.unwrap_or(u64::MAX);
         let codepoints =
             [Direction::Forward, Direction::Reverse].map(|d| if m.direction.is_none_or(|x| x == d) { dscp } else { 0 });
-        let in_flows = |f: usize| m.flows.as_ref().is_none_or(|v| v.get(f).copied().unwrap_or(false));
+        let in_flows = |f: FlowId| m.flows.as_ref().is_none_or(|v| v.contains(f));
         let target = match (per_flow, &m.flows) {
-            (Some(map), _) => Target::ByFlow(
-                map.into_iter()
-                    .enumerate()
-                    .map(|(f, k)| if in_flows(f) { k } else { NONE })
-                    .collect(),
-            ),
-            (None, Some(flows)) => Target::ByFlow(flows.iter().map(|&on| if on { aggregate } else { NONE }).collect()),
+            (Some(mut pairs), _) => {
+                pairs.retain(|&(f, _)| in_flows(f));
+                Target::by_flow(pairs)
+            }
+            (None, Some(flows)) => Target::by_flow(flows.ids().iter().map(|&f| (f, aggregate)).collect()),
             (None, None) => Target::All(aggregate),
         };
         let ends = (m.src.is_some() || m.dst.is_some()).then(|| {
@@ -357,28 +422,29 @@ impl Selector {
         if !matched {
             return None;
         }
-        match &self.target {
-            Target::All(k) => Some(*k),
-            Target::ByFlow(map) => map.get(p.flow as usize).copied().filter(|&k| k != NONE),
-        }
+        self.target.of_flow(p.flow)
     }
 }
 
 /// One attached block: its match, actions, and which instance conditions which packet.
+/// What a packet reads (selector, actions) first: `repr(C)` keeps the order.
+#[repr(C)]
 #[derive(Clone, Debug)]
 pub struct Block {
-    pub name: String,
-    pub node: NodeId,
-    pub matcher: Match,
     /// The match and the instances, as the chain tests them.
     selector: Selector,
     /// Action per colour, indexed by `Color as usize`.
     pub actions: [Action; 3],
+    /// Some instance has a shaper: the others' packets skip reading theirs.
+    shaped: bool,
+    pub node: NodeId,
+    pub name: String,
+    pub matcher: Match,
 }
 
-/// Of a per-flow block: the number of flows of the run and the flows it may match, one
-/// instance each (None for an aggregate block).
-pub type PerFlowMembers = Option<(usize, Vec<FlowId>)>;
+/// Of a per-flow block: the flows it may match, one instance each (None for an aggregate
+/// block).
+pub type PerFlowMembers = Option<Vec<FlowId>>;
 
 /// What a block is, apart from its states.
 #[derive(Clone, Debug)]
@@ -390,7 +456,9 @@ pub struct BlockDef {
     pub actions: [Action; 3],
 }
 
-/// Counters of one instance, over the measurement window.
+/// Counters of one instance, over the measurement window; a meter's first
+/// (`repr(C)`: in this order).
+#[repr(C)]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CondStats {
     /// Packets and bytes the meter coloured, per colour.
@@ -412,18 +480,21 @@ pub struct CondStats {
     pub shaper_wait_ns: u128,
 }
 
-/// The state of a block for one aggregate or one flow.
+/// The state of a block for one aggregate or one flow, in the order a packet uses it
+/// (`repr(C)`): the meter, the counters, the shaper; the random stream (300 bytes, read
+/// by the TSW meters only) after them.
+#[repr(C)]
 #[derive(Clone, Debug)]
 pub struct Instance {
+    pub meter: Option<Meter>,
+    pub stats: CondStats,
+    pub shaper: Option<Shaper>,
+    /// The instant of the wake-up event in the event list, if any.
+    next_wake: Option<SimTime>,
     pub block: u32,
     /// The flow of a per-flow instance.
     pub flow: Option<FlowId>,
-    pub shaper: Option<Shaper>,
-    pub meter: Option<Meter>,
     pub rng: Rng,
-    pub stats: CondStats,
-    /// The instant of the wake-up event in the event list, if any.
-    next_wake: Option<SimTime>,
 }
 
 impl Instance {
@@ -545,7 +616,7 @@ impl Conditioners {
     }
 
     /// Adds a block made of `def` and its states: one instance (aggregate), or one per
-    /// flow of `per_flow = (number of flows, member flows)`, in the same order. `chains`
+    /// flow of `per_flow` (the member flows), in the same order. `chains`
     /// lists where it is attached; it is appended to each.
     pub fn add_block(
         &mut self,
@@ -562,13 +633,8 @@ impl Conditioners {
         } = def;
         let b = self.blocks.len() as u32;
         let first = self.instances.len() as InstId;
-        let per_flow = per_flow.map(|(nflows, flows)| {
-            let mut map = vec![NONE; nflows];
-            for (k, f) in flows.into_iter().enumerate() {
-                map[f as usize] = first + k as InstId;
-            }
-            map
-        });
+        let per_flow = per_flow.map(|flows| (flows.into_iter().zip(first..)).collect());
+        let shaped = instances.iter().any(|i| i.shaper.is_some());
         for mut inst in instances {
             inst.block = b;
             self.instances.push(inst);
@@ -580,6 +646,7 @@ impl Conditioners {
             matcher,
             selector,
             actions,
+            shaped,
         });
         for c in chains {
             self.chain_mut(*c).push(b);
@@ -645,7 +712,7 @@ impl Conditioners {
                 continue;
             };
             let st = &mut instances[inst as usize];
-            if st.shaper.is_some() && !(after_shaper && i == from) {
+            if block.shaped && st.shaper.is_some() && !(after_shaper && i == from) {
                 let cont = Cont { chain, index: i as u16 };
                 if let Some(out) = st.offer_to_shaper(inst, id, pkt, cont, now, count) {
                     return out;
@@ -816,7 +883,7 @@ pub(crate) mod tests {
         let mut all = vec![Match::default()];
         let mut vary = |f: &dyn Fn(&Match) -> Vec<Match>| all = all.iter().flat_map(f).collect();
         vary(&|m| {
-            [None, Some(vec![false, true, true]), Some(vec![true])]
+            [None, Some(FlowSet::from_iter([1, 2])), Some(FlowSet::from_iter([0]))]
                 .map(|flows| Match { flows, ..m.clone() })
                 .to_vec()
         });
@@ -841,6 +908,48 @@ pub(crate) mod tests {
                 .to_vec()
         });
         all
+    }
+
+    #[test]
+    fn flow_maps_take_one_flow_a_span_when_the_flows_are_close_and_a_sorted_list_otherwise() {
+        // Flows 10, 12, 13 (span 4 <= 4 x 3): a span from 10 with a hole at 11.
+        let t = Target::by_flow(vec![(13, 2), (10, 0), (12, 1)]);
+        assert!(matches!(&t, Target::Span { first: 10, insts } if insts[..] == [0, NONE, 1, 2]));
+        let got: Vec<_> = (0..16).map(|f| t.of_flow(f)).collect();
+        let mut want = vec![None; 16];
+        (want[10], want[12], want[13]) = (Some(0), Some(1), Some(2));
+        assert_eq!(got, want);
+        // Flows 0 and 9 (span 10 > 4 x 2): sorted pairs; no flow when none is named.
+        let t = Target::by_flow(vec![(9, 5), (0, 4)]);
+        assert!(matches!(&t, Target::Sparse(p) if p[..] == [(0, 4), (9, 5)]));
+        assert_eq!(
+            [0, 1, 8, 9, 10].map(|f| t.of_flow(f)),
+            [Some(4), None, None, Some(5), None]
+        );
+        assert_eq!(Target::by_flow(vec![]).of_flow(0), None);
+        let t = Target::by_flow(vec![(u32::MAX - 1, 3)]);
+        assert!(matches!(t, Target::One { flow, inst: 3 } if flow == u32::MAX - 1));
+        assert_eq!([u32::MAX, u32::MAX - 1, 0].map(|f| t.of_flow(f)), [None, Some(3), None]);
+        let t = Target::by_flow(vec![(u32::MAX - 1, 3), (u32::MAX, 4)]);
+        assert_eq!(
+            [u32::MAX, u32::MAX - 1, 0].map(|f| t.of_flow(f)),
+            [Some(4), Some(3), None]
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_flow_map_finds_the_instance_of_each_flow_it_holds_and_no_other(
+            flows in proptest::collection::btree_set(proptest::prop_oneof![0u32..40, 0u32..5_000], 0..60),
+            probes in proptest::collection::vec(0u32..5_100, 0..50),
+        ) {
+            let pairs: Vec<(FlowId, InstId)> = flows.iter().rev().copied().zip(100..).collect();
+            let t = Target::by_flow(pairs.clone());
+            for f in probes.into_iter().chain(flows.iter().copied()) {
+                let want = pairs.iter().find(|p| p.0 == f).map(|p| p.1);
+                proptest::prop_assert_eq!(t.of_flow(f), want, "flow {}", f);
+            }
+        }
     }
 
     #[test]
@@ -872,19 +981,13 @@ pub(crate) mod tests {
         assert_eq!(matches.len(), 3 * 3 * 3 * 2 * 3);
         for m in &matches {
             for per_flow in [false, true] {
-                let map = per_flow.then(|| {
-                    let mut map = vec![NONE; 4];
-                    let members = (0..4).filter(|&f| m.may_match_flow(f, 0, 1));
-                    for (k, f) in members.enumerate() {
-                        map[f as usize] = 7 + k as InstId;
-                    }
-                    map
-                });
+                let map: Option<Vec<(FlowId, InstId)>> =
+                    per_flow.then(|| (0..4).filter(|&f| m.may_match_flow(f, 0, 1)).zip(7..).collect());
                 let sel = Selector::new(m, map.clone(), 7);
                 for p in &packets {
                     let want = match &map {
                         _ if !m.matches(p) => None,
-                        Some(map) => map.get(p.flow as usize).copied().filter(|&k| k != NONE),
+                        Some(map) => map.iter().find(|&&(f, _)| f == p.flow).map(|&(_, k)| k),
                         None => Some(7),
                     };
                     assert_eq!(sel.instance_for(p), want, "{m:?} per flow {per_flow} {p:?}");

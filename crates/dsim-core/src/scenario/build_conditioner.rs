@@ -9,7 +9,7 @@ use super::build::{err, lookup, quoted};
 use super::conditioner::{ConditionerSpec, DirectionMatch, MatchSpec, SideSpec};
 use super::schema::Scenario;
 use crate::conditioner::{
-    Action, ActionSpec, BlockDef, ChainRef, Conditioners, Instance, Match, Meter, PerFlowMembers, Shaper,
+    Action, ActionSpec, BlockDef, ChainRef, Conditioners, FlowSet, Instance, Match, Meter, PerFlowMembers, Shaper,
 };
 use crate::engine::rng::stream;
 use crate::net::{Network, NodeKind};
@@ -145,22 +145,50 @@ impl<'a> FlowRef<'a> {
     }
 }
 
-/// Flow ids of the flows (or `[[flow]]` groups) named in `names`.
-fn flow_set(names: &[String], flows: &[FlowRef], path: &KeyPath) -> Result<Vec<bool>> {
-    let mut set = vec![false; flows.len()];
-    for (i, n) in names.iter().enumerate() {
-        let mut found = false;
+/// The flows a conditioner's match may name, with the ids of each flow name and
+/// `[[flow]]` group name, indexed once for all the conditioners (a scan of every flow per
+/// name made the build quadratic in the flows).
+pub struct FlowIndex<'a> {
+    pub flows: Vec<FlowRef<'a>>,
+    by_name: HashMap<&'a str, Vec<FlowId>>,
+}
+
+impl<'a> FlowIndex<'a> {
+    pub fn new(flows: Vec<FlowRef<'a>>) -> Self {
+        let mut by_name: HashMap<&'a str, Vec<FlowId>> = HashMap::new();
         for (f, flow) in flows.iter().enumerate() {
-            if flow.name == n || flow.group == n {
-                set[f] = true;
-                found = true;
+            by_name.entry(flow.name).or_default().push(f as FlowId);
+            if flow.group != flow.name {
+                by_name.entry(flow.group).or_default().push(f as FlowId);
             }
         }
-        if !found {
-            return err(path.index(i), quoted(n), "no flow (or [[flow]] group) has this name");
+        FlowIndex { flows, by_name }
+    }
+
+    /// The flows (or `[[flow]]` groups) named in `names`.
+    fn set(&self, names: &[String], path: &KeyPath) -> Result<FlowSet> {
+        let mut ids = Vec::new();
+        for (i, n) in names.iter().enumerate() {
+            match self.by_name.get(n.as_str()) {
+                Some(fs) => ids.extend_from_slice(fs),
+                None => return err(path.index(i), quoted(n), "no flow (or [[flow]] group) has this name"),
+            }
+        }
+        Ok(ids.into_iter().collect())
+    }
+
+    /// The flows a per-flow block with `matcher` may condition, in id order: among those
+    /// it names, or all when it names none.
+    fn members(&self, matcher: &Match) -> Vec<FlowId> {
+        let may = |f: FlowId| {
+            let fl = &self.flows[f as usize];
+            matcher.may_match_flow(f, fl.src, fl.dst)
+        };
+        match &matcher.flows {
+            Some(set) => set.ids().iter().copied().filter(|&f| may(f)).collect(),
+            None => (0..self.flows.len() as FlowId).filter(|&f| may(f)).collect(),
         }
     }
-    Ok(set)
 }
 
 fn node_list(
@@ -182,7 +210,7 @@ fn matcher(
     default_dscp: Option<Dscp>,
     default_direction: Option<Direction>,
     nodes: &HashMap<String, (NodeId, NodeKind)>,
-    flows: &[FlowRef],
+    flows: &FlowIndex,
     path: &KeyPath,
 ) -> Result<Match> {
     let mut dscp = None;
@@ -205,7 +233,7 @@ fn matcher(
     Ok(Match {
         flows: match &spec.flow {
             None => None,
-            Some(names) => Some(flow_set(names, flows, &path.key("flow"))?),
+            Some(names) => Some(flows.set(names, &path.key("flow"))?),
         },
         src: node_list(&spec.src, nodes, &path.key("src"))?,
         dst: node_list(&spec.dst, nodes, &path.key("dst"))?,
@@ -275,7 +303,7 @@ pub fn build_conditioners(
     root: &KeyPath,
 ) -> Result<Conditioners> {
     let mut out = Conditioners::new(net.ports.len());
-    let refs: Vec<FlowRef> = flows.iter().map(FlowRef::of).collect();
+    let refs = FlowIndex::new(flows.iter().map(FlowRef::of).collect());
     let mut names = HashSet::new();
     for (i, spec) in sc.conditioners.iter().enumerate() {
         let path = root.key("conditioner").index(i);
@@ -326,7 +354,7 @@ pub fn block_parts(
     spec: &ConditionerSpec,
     name: &str,
     nodes: &HashMap<String, (NodeId, NodeKind)>,
-    flows: &[FlowRef],
+    flows: &FlowIndex,
     line_rate: Option<Rate>,
     path: &KeyPath,
 ) -> Result<BlockParts> {
@@ -405,7 +433,7 @@ pub fn block_states(
     per_flow: bool,
     name: &str,
     parts: &BlockParts,
-    flows: &[FlowRef],
+    flows: &FlowIndex,
     seed: u64,
     path: &KeyPath,
 ) -> Result<(Vec<Instance>, PerFlowMembers)> {
@@ -413,12 +441,7 @@ pub fn block_states(
         matcher, meter, shaper, ..
     } = parts;
     if per_flow {
-        let members: Vec<FlowId> = flows
-            .iter()
-            .enumerate()
-            .filter(|(f, fl)| matcher.may_match_flow(*f as FlowId, fl.src, fl.dst))
-            .map(|(f, _)| f as FlowId)
-            .collect();
+        let members = flows.members(matcher);
         if members.is_empty() {
             return err(
                 path.key("per_flow"),
@@ -429,11 +452,11 @@ pub fn block_states(
         let insts = members
             .iter()
             .map(|&f| {
-                let rng = stream(seed, &format!("conditioner:{name}/{}", flows[f as usize].name));
+                let rng = stream(seed, &format!("conditioner:{name}/{}", flows.flows[f as usize].name));
                 Instance::new(0, Some(f), shaper.clone(), meter.clone(), rng)
             })
             .collect();
-        Ok((insts, Some((flows.len(), members))))
+        Ok((insts, Some(members)))
     } else {
         let rng = stream(seed, &format!("conditioner:{name}"));
         Ok((vec![Instance::new(0, None, shaper.clone(), meter.clone(), rng)], None))

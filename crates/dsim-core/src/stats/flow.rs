@@ -5,27 +5,56 @@ use super::{Distribution, DropCause, DropCounts, Window};
 use crate::packet::{Color, Packet};
 use crate::time::SimTime;
 
-#[derive(Clone, Debug, Default)]
+/// In the order a packet uses them (`repr(C)` keeps it; the flow places these at a cache
+/// line's start): a delivery writes the first three lines (up to `last_transit`; a
+/// coloured packet the fourth too), a departure the fourth; drops, rarer, come last.
+#[repr(C)]
+#[derive(Clone, Debug)]
 pub struct FlowStats {
-    pub sent_pkts: u64,
-    pub sent_bytes: u64,
-    pub delivered_pkts: u64,
-    pub delivered_bytes: u64,
-    pub drops: DropCounts,
-    /// Per colour (indexed by `Color as usize`): packets that left the source host with
-    /// that colour (after the host's conditioners), and packets delivered and dropped with
-    /// that colour (the colour the last meter on their path gave them). Uncoloured packets
-    /// are in none of these.
-    pub color_sent_pkts: [u64; 3],
-    pub color_delivered_pkts: [u64; 3],
-    pub color_delivered_bytes: [u64; 3],
-    pub color_dropped_pkts: [u64; 3],
     /// One-way delay, source hand-off to delivery, in ns.
     pub delay: Distribution,
     /// |(a_j - d_j) - (a_i - d_i)| over adjacent packets i, j = i + 1, in ns (RFC 2598 A.3).
     pub jitter: Distribution,
-    /// Index and transit time (a_i - d_i) of the last delivered packet.
-    last_transit: Option<(u64, u64)>,
+    pub delivered_pkts: u64,
+    pub delivered_bytes: u64,
+    /// Index ([`NO_PACKET`] before the first) and transit time (a_i - d_i) of the last
+    /// delivered packet.
+    last_index: u64,
+    last_transit: u64,
+    /// Per colour (indexed by `Color as usize`): packets that left the source host with
+    /// that colour (after the host's conditioners), and packets delivered and dropped with
+    /// that colour (the colour the last meter on their path gave them). Uncoloured packets
+    /// are in none of these.
+    pub color_delivered_pkts: [u64; 3],
+    pub color_delivered_bytes: [u64; 3],
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    pub color_sent_pkts: [u64; 3],
+    pub color_dropped_pkts: [u64; 3],
+    pub drops: DropCounts,
+}
+
+/// `last_index` before any packet was delivered (packet indices count up from 0).
+const NO_PACKET: u64 = u64::MAX;
+
+impl Default for FlowStats {
+    fn default() -> Self {
+        FlowStats {
+            delay: Distribution::default(),
+            jitter: Distribution::default(),
+            delivered_pkts: 0,
+            delivered_bytes: 0,
+            last_index: NO_PACKET,
+            last_transit: 0,
+            color_delivered_pkts: [0; 3],
+            color_delivered_bytes: [0; 3],
+            sent_pkts: 0,
+            sent_bytes: 0,
+            color_sent_pkts: [0; 3],
+            color_dropped_pkts: [0; 3],
+            drops: DropCounts::default(),
+        }
+    }
 }
 
 impl FlowStats {
@@ -41,7 +70,8 @@ impl FlowStats {
     #[inline]
     pub fn on_delivered(&mut self, w: &Window, now: SimTime, p: &Packet) {
         let transit = (now - p.sent_at).0;
-        let previous = self.last_transit.replace((p.index, transit));
+        let (i, t_i) = (self.last_index, self.last_transit);
+        (self.last_index, self.last_transit) = (p.index, transit);
         if !w.contains(now) {
             return;
         }
@@ -54,10 +84,8 @@ impl FlowStats {
         // RFC 2598 A.3: "the absolute value of the difference between the arrival times of
         // two adjacent packets minus their departure times". A pair is counted only when
         // both packets arrived; a lost packet breaks adjacency.
-        if let Some((i, t_i)) = previous {
-            if i + 1 == p.index {
-                self.jitter.record(transit.abs_diff(t_i));
-            }
+        if i != NO_PACKET && i + 1 == p.index {
+            self.jitter.record(transit.abs_diff(t_i));
         }
         // Last: only `transit` outlives the jitter's sample.
         self.delay.record(transit);
@@ -91,6 +119,13 @@ impl FlowStats {
 mod tests {
     use super::*;
     use crate::time::Duration;
+
+    #[test]
+    fn a_delivery_writes_the_first_three_lines() {
+        // The flow puts these counters at a line's start (sim.rs `Flow`).
+        assert!(std::mem::offset_of!(FlowStats, last_transit) + 8 <= 3 * 64);
+        assert_eq!(std::mem::offset_of!(crate::sim::Flow, stats) % 64, 0);
+    }
 
     fn pkt(index: u64, sent_ms: u64) -> Packet {
         Packet {

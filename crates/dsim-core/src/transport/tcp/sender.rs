@@ -82,6 +82,8 @@ pub enum RtoRestart {
     OnNewAck,
 }
 
+/// The keys an ACK reads first (`repr(C)`: in this order), the initial states last.
+#[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SenderParams {
     /// SMSS: payload bytes of a full-sized segment.
@@ -93,8 +95,8 @@ pub struct SenderParams {
     pub initial_window: u64,
     pub counting: Counting,
     pub ecn: bool,
-    pub rtt: RttParams,
     pub rto_restart: RtoRestart,
+    pub rtt: RttParams,
     /// Congestion avoidance and the ssthresh of congestion events ([`super::congestion`]),
     /// in its initial state.
     pub congestion: Congestion,
@@ -165,10 +167,13 @@ pub struct SenderCounters {
     pub ecn_reductions: u64,
 }
 
-/// The sender's state (RFC 793 and RFC 5681 names).
+/// The sender's state (RFC 793 and RFC 5681 names), in the order an ACK uses it
+/// (`repr(C)` keeps it): the sequence state and the flags in the first two cache lines,
+/// the output, the variant, the congestion control, the RTT estimator and the parameters
+/// next; what only timeouts, the handshake and the results read last.
+#[repr(C, align(64))]
 #[derive(Clone, Debug)]
 pub struct Sender {
-    pub params: SenderParams,
     /// SND.UNA: first unacknowledged byte (HighACK + 1 of RFC 6675).
     pub snd_una: u64,
     /// SND.NXT: next byte to send (behind SND.MAX after a timeout's go-back).
@@ -181,41 +186,42 @@ pub struct Sender {
     pub ssthresh: u64,
     /// Window the receiver advertised last.
     pub rwnd: u64,
+    /// RFC 3465 2.3: L = 1 SMSS until SND.UNA passes this point.
+    abc_slow_until: u64,
+    /// RFC 3168: no ECN response until SND.UNA passes this point.
+    ecn_recover: u64,
+    now: SimTime,
+    last_send: SimTime,
     /// Duplicate ACKs counted since the last cumulative ACK.
     pub dupacks: u32,
     pub in_recovery: bool,
-    pub variant: Variant,
-    /// Congestion avoidance and the ssthresh of congestion events.
-    pub cc: Congestion,
-    pub rtt: RttEstimator,
-    /// RTO timer (RFC 6298 section 5): None = not running.
-    pub rto_deadline: Option<SimTime>,
     /// Set by a variant to keep the RTO timer running on this ACK, its retransmission
     /// included (RFC 6582 3.2 step 3, the Impatient variant of section 4).
     pub keep_timer: bool,
     /// Connection established (handshake done or not used).
     pub established: bool,
-    /// SYN sent at; retransmitted by the timer.
-    syn: Option<(SimTime, bool)>,
-    /// RFC 3465 2.3: L = 1 SMSS until SND.UNA passes this point.
-    abc_slow_until: u64,
-    /// RFC 3168: no ECN response until SND.UNA passes this point.
-    ecn_recover: u64,
     cwr_pending: bool,
     /// ECE reduced cwnd on the ACK being processed: do not grow it.
     ece_reduced: bool,
+    /// RTO timer (RFC 6298 section 5): None = not running.
+    pub rto_deadline: Option<SimTime>,
     /// Segment being timed: (end seq, sent at).
     timing: Option<(u64, SimTime)>,
-    /// SND.UNA when the timer last expired (ssthresh held when it expires again there).
-    rto_seq: Option<u64>,
-    last_send: SimTime,
     /// Segments to put on the wire, drained by the connection.
     pub out: Vec<Segment>,
-    pub counters: SenderCounters,
-    pub window: Window,
     /// Event log for traces and tests; None (the default) costs one branch per event.
     pub log: Option<Vec<LogEntry>>,
-    now: SimTime,
+    pub window: Window,
+    pub variant: Variant,
+    /// Congestion avoidance and the ssthresh of congestion events.
+    pub cc: Congestion,
+    pub rtt: RttEstimator,
+    pub params: SenderParams,
+    pub counters: SenderCounters,
+    /// SYN sent at; retransmitted by the timer.
+    syn: Option<(SimTime, bool)>,
+    /// SND.UNA when the timer last expired (ssthresh held when it expires again there).
+    rto_seq: Option<u64>,
 }
 
 impl Sender {
