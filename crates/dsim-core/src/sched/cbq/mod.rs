@@ -186,7 +186,9 @@ impl Cbq {
     /// When the link, left idle by [`Self::dequeue`] with packets waiting, should ask
     /// again: the earliest instant after `now` at which a waiting leaf, or an ancestor it
     /// may borrow from, stops being overlimit (`restart = "timer"`); None with `"arrival"`
-    /// (the next arrival asks) or if nothing waits.
+    /// (the next arrival asks) or if nothing waits. `now` itself if the scan's delay action
+    /// brought a waiting leaf's own undertime to `now` or before (it drops the avgidle
+    /// term): that leaf may send, so asking again at once makes progress.
     pub fn resume_at(&self, now: SimTime) -> Option<SimTime> {
         if self.params.restart == Restart::Arrival {
             return None;
@@ -194,9 +196,13 @@ impl Cbq {
         let now = now.0 as i64;
         (0..self.params.leaves)
             .filter(|&leaf| self.classes.has_packets(leaf))
-            .flat_map(|leaf| self.lenders_of(leaf))
-            .map(|i| self.state[i].estimator.undertime)
-            .filter(|&t| t > now)
+            .flat_map(|leaf| self.lenders_of(leaf).map(move |i| (leaf, i)))
+            .filter_map(|(leaf, i)| match self.state[i].estimator.undertime {
+                t if t > now => Some(t),
+                // An ancestor not overlimit that the guideline refused stays refused.
+                _ if i == leaf => Some(now),
+                _ => None,
+            })
             .min()
             .map(|t| SimTime(t as u64))
     }

@@ -452,3 +452,45 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn a_delay_action_that_ends_the_wait_restarts_the_link_at_once() {
+    // Found by the property below (proptest-regressions/sched/cbq/tests.txt). EF is bounded
+    // (share 0.2 of 1 Mbit/s, maxidle 0); its 1500 B packet sent at 9.4 ms leaves it
+    // overlimit with avgidle about -47.6 ms. An EF packet arrives at 33.632 ms with three
+    // others and waits behind them (the link is busy until 69.632 ms); at 69.632 the scan
+    // finds EF still overlimit and takes the delay action, which drops the avgidle term:
+    // EF's undertime becomes 69.4 ms, already past. The timer must then ask again at once
+    // (EF leaves at 69.632 ms) instead of finding no undertime ahead and leaving the packet
+    // forever; with restart = "arrival" (ns-2) it waits for an arrival that never comes.
+    use crate::replay::Arrival;
+    let at = |ns: u64, size: u32, d: Dscp| Arrival {
+        time: SimTime(ns),
+        size,
+        dscp: d,
+        ..Default::default()
+    };
+    let (ef, af11, af21, be) = (Dscp::EF, Dscp(10), Dscp(18), Dscp::BE);
+    let trace = vec![
+        at(0, 195, ef),
+        at(0, 40, ef),
+        at(0, 1500, ef),
+        at(661_324, 40, af11),
+        at(7_434_528, 40, af11),
+        at(16_614_486, 40, af11),
+        at(33_632_000, 1500, af11),
+        at(33_632_000, 40, ef),
+        at(33_632_000, 1500, af21),
+        at(33_632_000, 1500, be),
+    ];
+    let cfg = crate::sched::properties::cbq_table("prr", "ancestors_only", 10, [true, false, true, false]);
+    let out = replay(&mechanism(&cfg), &trace, &[], 1).unwrap();
+    let departs: Vec<Option<u64>> = out.iter().map(|o| o.depart.map(|t| t.0)).collect();
+    assert_eq!(
+        departs[6..],
+        [Some(33_632_000), Some(69_632_000), Some(45_632_000), Some(57_632_000)]
+    );
+    let arrival = cfg.replace("scheduler = \"prr\"", "scheduler = \"prr\"\nrestart = \"arrival\"");
+    let out = replay(&mechanism(&arrival), &trace, &[], 1).unwrap();
+    assert_eq!((out[7].depart, out[7].dropped), (None, None));
+}
