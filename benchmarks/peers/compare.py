@@ -248,8 +248,7 @@ def tcp_dumbbell(n: int, duration_s: float, aqm: str, rto_restart: str):
 
     base = {"droptail": "red", "rio-dsred": "rio"}.get(aqm, aqm)
     sc = Scenario.from_toml(bench.dumbbell(n, duration_s, aqm=base).toml)
-    links = sc.get("link")
-    k = next(i for i, link in enumerate(links) if (link["from"], link["to"]) == ("R0", "R1"))
+    k = bottleneck_index(sc)
     if aqm == "droptail":
         sc.set(f"link[{k}].queue", droptail(f"{bench.DUMBBELL['bottleneck_limit_pkts']}p"))
     if aqm == "rio-dsred":
@@ -257,6 +256,11 @@ def tcp_dumbbell(n: int, duration_s: float, aqm: str, rto_restart: str):
     for i in range(n):
         sc.set(f"flow[{i}].tcp.rto_restart", rto_restart)
     return sc
+
+
+def bottleneck_index(sc) -> int:
+    """The index of the R0 -> R1 link in the dumbbell `sc` (a dsim.Scenario)."""
+    return next(i for i, link in enumerate(sc.get("link")) if (link["from"], link["to"]) == ("R0", "R1"))
 
 
 def dsim_tcp(n: int, duration_s: float, aqm: str, seeds: int, rto_restart: str) -> list[dict]:

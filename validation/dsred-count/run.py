@@ -32,6 +32,9 @@ import dsim
 from dsim import bench
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks" / "peers"))
+import compare  # noqa: E402  (the peers' dumbbell, with its variants)
+
 TCL = ROOT / "benchmarks" / "peers" / "dumbbell.tcl"
 FLOWS = 50
 SAMPLE_MS = 10
@@ -56,10 +59,8 @@ def ns2_run(ns: str, plan: Path, duration_s: float, seed: int) -> tuple[pd.DataF
 def dsim_runs(duration_s: float, seeds: int, overflow: str) -> tuple[pd.DataFrame, list[dict[str, int]]]:
     """dsim's RIO with `count_overflow = overflow`: the first replication's samples of the
     average of all packets, and every replication's drops at the bottleneck."""
-    sc = dsim.Scenario.from_toml(bench.dumbbell(FLOWS, duration_s).toml)
-    k = next(i for i, link in enumerate(sc.get("link")) if (link["from"], link["to"]) == ("R0", "R1"))
-    sc.set(f"link[{k}].queue.count_overflow", overflow)
-    sc.set(f"link[{k}].queue.series", f"{SAMPLE_MS}ms")
+    sc = compare.tcp_dumbbell(FLOWS, duration_s, {"drop": "rio", "pass": "rio-dsred"}[overflow], "on_retransmit")
+    sc.set(f"link[{compare.bottleneck_index(sc)}].queue.series", f"{SAMPLE_MS}ms")
     res = dsim.run(sc, replications=seeds)
     s = res.queue_series
     s = s[(s["replication"] == 0) & (s["port"] == "R0->R1") & (s["precedence"] == 1)]
