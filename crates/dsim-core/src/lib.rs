@@ -27,6 +27,7 @@ pub mod bucket;
 pub mod conditioner;
 pub mod discipline;
 pub mod engine;
+pub mod hint;
 pub mod net;
 pub mod packet;
 pub mod params;

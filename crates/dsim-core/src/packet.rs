@@ -264,17 +264,12 @@ impl PacketArena {
         self.free.push(id.0);
     }
 
-    /// Asks the processor to bring packet `id`'s first cache line in ahead of its use: a
+    /// Asks the processor to bring packet `id`'s lines in ahead of its use: a
     /// hint, with no effect on what the program computes.
     #[inline(always)]
     pub fn prefetch(&self, id: PktId) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(p) = self.slots.get(id.0 as usize) {
-            // SAFETY: a prefetch reads nothing the program sees and cannot fault; the
-            // address is that of a live slot anyway.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((p as *const Packet).cast::<i8>())
-            }
+            crate::hint::prefetch_span(p, 0, std::mem::size_of::<Packet>());
         }
     }
 

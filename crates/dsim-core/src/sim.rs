@@ -21,6 +21,7 @@ use crate::conditioner::{ChainRef, Conditioners, InstId};
 use crate::discipline::{QueueCtx, Verdict};
 use crate::engine::EventQueue;
 use crate::engine::rng::Rng;
+use crate::hint::{prefetch, prefetch_span};
 use crate::net::Port;
 use crate::net::port::PortPath;
 use crate::net::routing::Routes;
@@ -64,6 +65,18 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// Asks for the lines a packet of the flow travelling `direction` will read on
+    /// delivery: the transport, and for the source's packets the delivery counters and
+    /// the histograms' heads.
+    #[inline(always)]
+    fn prefetch(&self, direction: Direction) {
+        let end = match direction {
+            Direction::Forward => std::mem::offset_of!(Flow, stats) + FlowStats::DELIVERY_BYTES,
+            Direction::Reverse => 1,
+        };
+        prefetch_span(self, 0, end);
+    }
+
     /// The codepoint the source sets.
     pub fn dscp(&self) -> Dscp {
         match &self.transport {
@@ -143,7 +156,16 @@ pub struct Simulation {
     pub capture_points: Vec<CapturePoint>,
     pub captures: Vec<Capture>,
     started: bool,
+    /// Whether the loop prefetches what the next event reads ([`Self::prefetch_for`]):
+    /// decided at the start, when the flows' state outgrows a core's cache
+    /// ([`PREFETCH_ABOVE`]), unless set before ([`Self::set_prefetch_ahead`]).
+    prefetch_ahead: Option<bool>,
 }
+
+/// The flows' state (flow records and TCP connections, in bytes) above which the loop
+/// prefetches the next event's lines: a core's L2 (1 MiB on current x86 cores). Below,
+/// the lines are in cache and the hints would only cost instructions (+3.6 % at 50 flows).
+const PREFETCH_ABOVE: usize = 1 << 20;
 
 impl Simulation {
     pub fn new(net: Network, flows: Vec<Flow>, window: Window) -> Self {
@@ -163,6 +185,7 @@ impl Simulation {
             capture_points: Vec::new(),
             captures: Vec::new(),
             started: false,
+            prefetch_ahead: None,
         }
     }
 
@@ -213,6 +236,13 @@ impl Simulation {
         }
     }
 
+    /// Prefetches what the next event reads, or not, whatever the flows' size (call before
+    /// the run starts). A hint to the processor: the results are the same either way,
+    /// which the golden test checks by running every scenario with it on.
+    pub fn set_prefetch_ahead(&mut self, on: bool) {
+        self.prefetch_ahead = Some(on);
+    }
+
     /// Runs every event due before `until` (or the end of the run, whichever is first).
     /// Can be called repeatedly to advance in steps (for progress reports).
     pub fn run_until(&mut self, until: SimTime) {
@@ -237,6 +267,11 @@ impl Simulation {
             debug_assert!(t >= self.now, "event in the past");
             self.now = t;
             self.events_processed += 1;
+            if self.prefetch_ahead == Some(true)
+                && let Some(&next) = self.events.next_in_slot()
+            {
+                self.prefetch_for(next);
+            }
             self.handle(ev);
         }
         false
@@ -264,6 +299,9 @@ impl Simulation {
 
     fn start(&mut self) {
         self.started = true;
+        let tcp = self.flows.iter().filter(|f| f.tcp().is_some()).count();
+        let state = self.flows.len() * size_of::<Flow>() + tcp * size_of::<TcpFlow>();
+        self.prefetch_ahead.get_or_insert(state > PREFETCH_ABOVE);
         self.derive_port_paths();
         let (end, events) = (self.end, &mut self.events);
         for (i, f) in self.flows.iter_mut().enumerate() {
@@ -304,6 +342,31 @@ impl Simulation {
                 .qdisc
                 .lone_packet_limit()
                 .map_or(0, |b| b.min(u32::MAX as u64) as u32);
+        }
+    }
+
+    /// Asks for the first lines the event `ev` will read while the current one is handled
+    /// (issue 24: at thousands of connections their state no longer fits the caches).
+    #[inline(always)]
+    fn prefetch_for(&self, ev: Event) {
+        match ev {
+            Event::Arrival(p, id, hop) => {
+                prefetch(&self.net.ports[p as usize]);
+                if hop == Hop::DELIVER {
+                    // The packet was prefetched as it became the oldest on its wire.
+                    let pkt = &self.pkts[id];
+                    let flow = &self.flows[pkt.flow as usize];
+                    flow.prefetch(pkt.direction);
+                    if let Transport::Tcp(t) = &flow.transport {
+                        t.prefetch(pkt.direction);
+                    }
+                } else {
+                    prefetch(&self.net.ports[hop.0 as usize]);
+                }
+            }
+            Event::TxDone(p) | Event::Resume(p) => prefetch(&self.net.ports[p as usize]),
+            Event::App(f) | Event::Feedback(f) | Event::Tcp(f, _) => prefetch(&self.flows[f as usize]),
+            Event::Conditioner(_) => {}
         }
     }
 

@@ -212,6 +212,12 @@ impl DropTailQueue {
     pub fn head(&self) -> Option<PktId> {
         self.pkts.front().copied()
     }
+
+    /// The packet behind the head: the next to leave after it.
+    #[inline]
+    pub fn second(&self) -> Option<PktId> {
+        self.pkts.get(1).copied()
+    }
     #[inline]
     pub fn len_packets(&self) -> usize {
         self.pkts.len()

@@ -318,6 +318,11 @@ impl AqmQueue {
     #[inline]
     pub fn dequeue(&mut self, ctx: &mut QueueCtx) -> Option<PktId> {
         let (fifo, now) = (&mut self.fifo, ctx.now);
+        if let Some(next) = fifo.second() {
+            // Queued a queueing delay ago, out of cache in a long queue; read at the next
+            // dequeue, one transmission from now.
+            ctx.pkts.prefetch(next);
+        }
         match &mut self.aqm {
             Aqm::DropTail => {
                 let pkts = &*ctx.pkts;

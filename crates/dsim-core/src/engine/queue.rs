@@ -410,6 +410,11 @@ impl<E: Scheduled> EventQueue<E> {
     #[inline(never)]
     fn move_up(&mut self, i: usize, n: u32) {
         let node = self.nodes[n as usize];
+        if node.next != NIL {
+            // The node after is the slot's next but one: at thousands of flows a slot
+            // holds a dozen events, their nodes scattered.
+            crate::hint::prefetch(&self.nodes[node.next as usize]);
+        }
         self.slots[i] = Slot {
             key: node.key,
             event: node.event,
@@ -418,6 +423,15 @@ impl<E: Scheduled> EventQueue<E> {
         };
         self.nodes[n as usize].next = self.free;
         self.free = n;
+    }
+
+    /// The event that pops next unless an earlier one is scheduled first, when the slot
+    /// just popped holds it (a crowded calendar: thousands of flows); None otherwise,
+    /// without looking further. For prefetching what it will read: costs a bit test.
+    #[inline(always)]
+    pub fn next_in_slot(&self) -> Option<&E> {
+        let i = index(self.last);
+        (self.bits[i / 64] & (1 << (i % 64)) != 0).then(|| &self.slots[i].event)
     }
 
     pub fn len(&self) -> usize {

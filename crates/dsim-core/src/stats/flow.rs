@@ -34,6 +34,11 @@ pub struct FlowStats {
     pub drops: DropCounts,
 }
 
+impl FlowStats {
+    /// The bytes from the start a delivery reads and writes (the first fields above).
+    pub const DELIVERY_BYTES: usize = std::mem::offset_of!(FlowStats, sent_pkts);
+}
+
 /// `last_index` before any packet was delivered (packet indices count up from 0).
 const NO_PACKET: u64 = u64::MAX;
 
