@@ -648,7 +648,8 @@ def scale_suite(flows: Sequence[int] = SCALE_FLOWS, duration_s: float | None = N
 @dataclass
 class ScaleRow:
     """One size of `dsim bench --scale`: the simulation alone (the benchmark child's
-    runs) and, unless skipped, one `dsim run` of the same file (the front included)."""
+    runs) and, unless skipped, the `dsim run` of the same file (the front included) of
+    median CPU time."""
 
     result: Result
     front: ProcessMeasurement | None
@@ -705,13 +706,15 @@ def measure_dsim_run(b: Benchmark, workdir: Path) -> ProcessMeasurement:
 def run_scale(
     benchmarks: Sequence[Benchmark], repeat: int = 1, front: bool = True, on_row: Callable[[ScaleRow], None] | None = None,
 ) -> list[ScaleRow]:
-    """Each scaled dumbbell `repeat` times in the benchmark child, then once through
-    `dsim run` (unless `front` is false), one size after the other."""
+    """Each scaled dumbbell `repeat` times in the benchmark child, then `repeat` times
+    through `dsim run` (unless `front` is false; the run of median CPU time is kept), one
+    size after the other."""
     rows = []
     with tempfile.TemporaryDirectory(prefix="dsim-scale-") as tmp:
         for b in benchmarks:
             (result,) = run_suite([b], repeat)
-            row = ScaleRow(result, measure_dsim_run(b, Path(tmp)) if front else None)
+            fronts = sorted((measure_dsim_run(b, Path(tmp)) for _ in range(repeat if front else 0)), key=lambda m: m.cpu_s)
+            row = ScaleRow(result, fronts[len(fronts) // 2] if fronts else None)
             rows.append(row)
             if on_row:
                 on_row(row)

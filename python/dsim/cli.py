@@ -813,8 +813,8 @@ def print_scale(con: Console, rows: list[ScaleRow]) -> None:
         "build / loop / results s: wall time of the three phases in the benchmark child (which loads the compiled module "
         "alone); ns/event and ns/bottleneck pkt: the loop's CPU time over the events, over the packets that crossed R0->R1; "
         "peak MB: the child's maximum resident set; KB/flow: (peak - the first size's peak) / (flows - its flows); "
-        "dsim run: `dsim run FILE -r 1` on the same file (the front: Python, the tables in Parquet, the summary printed); "
-        "run / sim CPU: its CPU time over the child's.", soft_wrap=True,
+        "dsim run: `dsim run FILE -r 1` on the same file (the front: Python, the tables in Parquet, the summary printed), "
+        "as many times as the child, the run of median CPU kept; run / sim CPU: its CPU time over the child's median.", soft_wrap=True,
     )
 
 
