@@ -48,6 +48,11 @@ for path in sorted(Path("python/dsim/scenarios").glob("*/*.toml")):
     sc = dsim.Scenario.from_toml(path)
     sc.data.pop("sweep", None)  # a sweep's base point: the same mechanisms
     dsim.run(sc, replications=1, jobs=1)
+# One run large enough that the loop prefetches the next event's lines (the flows' state
+# above a core's L2, sim.rs PREFETCH_ABOVE): none of the shipped scenarios is, and a
+# profile that never saw that branch would lay it out as cold code.
+from dsim.bench import dumbbell
+dsim.run(dsim.Scenario.from_toml(dumbbell(600, 2.0, scaled=True).toml), replications=1, jobs=1)
 PY
 "$profdata" merge -o "$out/dsim.profdata" "$raw"
 rm -rf "$raw"
