@@ -7,6 +7,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, final
 
 __all__ = [
+    "OPTIONAL_TABLES",
+    "RECORDED_TABLES",
+    "TABLES",
     "ArrowTable",
     "__pgo__",
     "__version__",
@@ -33,6 +36,10 @@ __all__ = [
 __version__: str
 # Whether the extension was compiled with profile-guided optimization (`make build`).
 __pgo__: bool
+# The result tables' names (dsim/results.py): all, those a run may lack, the recorded ones.
+TABLES: tuple[str, ...]
+OPTIONAL_TABLES: tuple[str, ...]
+RECORDED_TABLES: tuple[str, ...]
 
 @final
 class ArrowTable:

@@ -11,32 +11,16 @@ from typing import Any, overload
 import pandas as pd
 import pyarrow as pa
 
+from . import _dsim
 from .errors import ScenarioError
 from .stats import LEVEL, summarize
 
-TABLES = (
-    "flows",
-    "queues",
-    "drops",
-    "run",
-    "conditioners",
-    "queue_series",
-    "series",
-    "dsd_control",
-    "flow_series",
-    "port_series",
-    "conditioner_series",
-    "distributions",
-    "aqm",
-    "aqm_series",
-    "cbq",
-)
+#: Every result table, in the core's order (crates/dsim-core/src/results.rs, `Tables::named`).
+TABLES: tuple[str, ...] = _dsim.TABLES
 #: The tables a run has only when it records them (`[record]`, docs/guide.md).
-RECORDED = ("flow_series", "port_series", "conditioner_series", "distributions")
-#: The tables a run has only with a CoDel, PIE or FQ-CoDel queue (docs/aqm.md).
-AQM = ("aqm", "aqm_series")
-#: The tables a run may lack: nothing recorded, no such queue.
-OPTIONAL = (*RECORDED, *AQM, "cbq")
+RECORDED: tuple[str, ...] = _dsim.RECORDED_TABLES
+#: The tables a run may lack: nothing recorded, no CoDel / PIE / FQ-CoDel queue (docs/aqm.md), no CBQ port.
+OPTIONAL: tuple[str, ...] = _dsim.OPTIONAL_TABLES
 
 
 #: The columns that identify a row of each table across replications (what summaries group by).

@@ -230,6 +230,12 @@ impl Tables {
         digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
 
+    /// Every table's name, in [`Tables::named`]'s order (the Python package reads them
+    /// from here: `dsim._dsim.TABLES`).
+    pub fn names() -> [&'static str; 15] {
+        Tables::default().named().map(|(name, _)| name)
+    }
+
     /// Every table by name: the eight every run has, then the recorded ones, then the
     /// AQM ones, then CBQ's.
     pub fn named(&self) -> [(&'static str, &Table); 15] {

@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyTuple};
 
 use dsim_core::params::limits::Limits;
 use dsim_core::params::one_line;
@@ -506,6 +506,18 @@ fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // `make build` sets DSIM_PGO=1 when it compiles with profile-guided optimization.
     m.add("__pgo__", option_env!("DSIM_PGO") == Some("1"))?;
     m.add_class::<ArrowTable>()?;
+    // The result tables, declared in the core: all of them, those a run may lack, and
+    // among these the recorded ones (dsim/results.py).
+    let names = Tables::names();
+    m.add("TABLES", PyTuple::new(m.py(), names)?)?;
+    m.add(
+        "OPTIONAL_TABLES",
+        PyTuple::new(
+            m.py(),
+            names.into_iter().filter(|n| Tables::optional(n)).collect::<Vec<_>>(),
+        )?,
+    )?;
+    m.add("RECORDED_TABLES", PyTuple::new(m.py(), Tables::RECORDED)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(check_toml, m)?)?;
     m.add_function(wrap_pyfunction!(default_limits, m)?)?;
