@@ -97,12 +97,13 @@ bench-peers: build
 	$(BIN)/python benchmarks/peers/compare.py --flows $(PEERS_FLOWS) --json results/bench-peers.json --markdown results/bench-peers.md $(PEERS_ARGS)
 	$(MAKE) bench-peers-scale
 
-# The dumbbell grown with its load (issue 24; `dsim bench --scale`): dsim and ns-2 at 200,
-# 1,000 and 2,000 connections, 10 s simulated, bottleneck N Mbit/s.
-PEERS_SCALE_FLOWS ?= 200 1000 2000
+# The dumbbell grown with its load (issue 24; `dsim bench --scale`): dsim and ns-2 at 50,
+# 200, 1,000 and 2,000 connections, ns-3 up to 200 (it needs minutes there), 10 s
+# simulated, bottleneck N Mbit/s.
+PEERS_SCALE_FLOWS ?= 50 200 1000 2000
 bench-peers-scale: build
 	sh benchmarks/peers/install.sh
-	$(BIN)/python benchmarks/peers/compare.py --scale --no-ns3 --flows $(PEERS_SCALE_FLOWS) --duration 10 --json results/bench-peers-scale.json --markdown results/bench-peers-scale.md
+	$(BIN)/python benchmarks/peers/compare.py --scale --ns3-max-flows 200 --flows $(PEERS_SCALE_FLOWS) --duration 10 --json results/bench-peers-scale.json --markdown results/bench-peers-scale.md
 
 # dsim and ns-3 side by side with CUBIC and DCTCP (docs/tcp.md, "Validation against ns-3"):
 # six dumbbells, 3 seeds of 80 s each, about 20 minutes. CC_ARGS="--only dctcp-step-10 --seeds 2"

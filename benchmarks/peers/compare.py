@@ -2,7 +2,8 @@
 
     python benchmarks/peers/compare.py [--flows 50 100 200] [--duration 100] [--repeat R]
                                        [--dsim-repeat R] [--json FILE] [--markdown FILE]
-                                       [--no-ns2] [--no-ns3] [--no-tcp] [--tcp-seeds K]
+                                       [--no-ns2] [--no-ns3] [--ns3-max-flows N] [--no-tcp]
+                                       [--tcp-seeds K] [--scale]
 
 For each number of connections it runs, each in its own measured process (wall time, CPU
 time, peak resident memory from wait4, as `dsim bench` measures):
@@ -115,6 +116,17 @@ def ns2_bottleneck(flows: int, scaled: bool) -> list[str]:
             f"in_max={in_max}", f"out_min={out_min}", f"out_max={out_max}"]
 
 
+def ns3_bottleneck(flows: int, scaled: bool) -> list[str]:
+    """The arguments of dumbbell-ns3 for the grown dumbbell (none for the plain one): the
+    rate, the buffers and RED's thresholds (RIO's OUT curve) of dsim's `scale-N-red`."""
+    if not scaled:
+        return []
+    b = bench.scaled_bottleneck(flows)
+    out_min, out_max, _ = b["rio_out"]
+    return [f"--rate={b['bottleneck_rate_bps'] // 1_000_000}", f"--limit={b['bottleneck_limit_pkts']}", f"--min_th={out_min}",
+            f"--max_th={out_max}"]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--flows", type=int, nargs="+", default=[50, 100, 200])
@@ -125,12 +137,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", type=Path, help="write the table as Markdown to this file")
     p.add_argument("--no-ns2", action="store_true")
     p.add_argument("--no-ns3", action="store_true")
+    p.add_argument("--ns3-max-flows", type=int, help="run ns-3 only up to this many connections (it needs minutes at 200)")
     p.add_argument("--no-tcp", action="store_true", help="skip the flow-by-flow TCP comparison with ns-2")
     p.add_argument("--tcp-seeds", type=int, default=3, help="seeds of the TCP comparison (default 3)")
     p.add_argument(
         "--scale", action="store_true",
         help="the dumbbell grown with its load (dsim's `scale-N`: N Mbit/s bottleneck, buffers and RIO thresholds times "
-        "N/50, passed to the ns-2 script); RIO and ns-2 only unless ns-3 is asked for, no TCP comparison",
+        "N/50, passed to the ns-2 script and to the ns-3 program); no TCP comparison",
     )
     args = p.parse_args(argv)
     if args.scale:
@@ -161,11 +174,13 @@ def main(argv: list[str] | None = None) -> int:
             if ns2:
                 entry["ns2"] = measure_peer([ns2, str(HERE / "dumbbell.tcl"), str(plan), dur, *ns2_bottleneck(n, args.scale)], args.repeat)
                 con.print(f"  ns-2 dsRED: {entry['ns2']['wall_s']:.2f} s")
-            if ns3 or not args.scale:
+            run_ns3 = ns3 is not None and (args.ns3_max_flows is None or n <= args.ns3_max_flows)
+            if run_ns3 or not args.scale:
                 entry["dsim_red"] = measure_dsim(bench.dumbbell(n, args.duration, aqm="red", scaled=args.scale), args.dsim_repeat)
                 con.print(f"  dsim RED: {entry['dsim_red']['wall_s']:.2f} s")
-            if ns3 and not args.scale:
-                entry["ns3"] = measure_peer([str(ns3), f"--plan={plan}", f"--duration={dur}"], args.repeat)
+            if run_ns3:
+                argv = [str(ns3), f"--plan={plan}", f"--duration={dur}", *ns3_bottleneck(n, args.scale)]
+                entry["ns3"] = measure_peer(argv, args.repeat)
                 con.print(f"  ns-3 RED: {entry['ns3']['wall_s']:.2f} s")
             rows.append(entry)
     info["load_avg_1_5_15_after"] = [round(x, 2) for x in os.getloadavg()]

@@ -8,8 +8,13 @@
 // (docs/aqm.md, "Side by side with ns-3"): that AQM with ns-3's defaults and a 1000-packet
 // limit at the bottleneck, --rate and --access in Mbit/s, --mss and --window (segments).
 //
+// With --limit, --min_th and --max_th (packets) it is the dumbbell grown with its load
+// (dsim's `scale-N`, issue 24): --rate=N, the bottleneck's and the reverse path's buffers
+// and RED's thresholds times N/50 (compare.py --scale passes them).
+//
 // usage: dumbbell-ns3 --plan=PLAN --duration=SECONDS [--aqm=red|codel|fq_codel|pie]
 //                     [--rate=50] [--access=10] [--mss=536] [--window=100]
+//                     [--limit=1050] [--min_th=420] [--max_th=840]
 //   PLAN: one line per connection "index assured src_delay_us start_us" (the assured
 //   column is ignored here).
 // prints: "bottleneck_pkts N", "bottleneck_drops N", "events N"; with an AQM also
@@ -51,6 +56,9 @@ main(int argc, char* argv[])
     double accessMbps = 10.0;
     uint32_t mss = 536;
     uint32_t window = 100;
+    uint32_t limit = 1050;
+    double minTh = 420;
+    double maxTh = 840;
     CommandLine cmd;
     cmd.AddValue("plan", "connection plan file", planFile);
     cmd.AddValue("duration", "simulated seconds", duration);
@@ -59,6 +67,9 @@ main(int argc, char* argv[])
     cmd.AddValue("access", "access links' rate, Mbit/s", accessMbps);
     cmd.AddValue("mss", "segment size, bytes", mss);
     cmd.AddValue("window", "receive and send buffers, segments", window);
+    cmd.AddValue("limit", "RED bottleneck's and reverse path's buffers, packets", limit);
+    cmd.AddValue("min_th", "RED's min_th, packets", minTh);
+    cmd.AddValue("max_th", "RED's max_th, packets", maxTh);
     cmd.Parse(argc, argv);
 
     std::vector<Conn> plan;
@@ -104,18 +115,22 @@ main(int argc, char* argv[])
 
     TrafficControlHelper fifo;
     fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("100p")));
+    std::ostringstream rate, accessRate, buffer;
+    rate << rateMbps << "Mbps";
+    accessRate << accessMbps << "Mbps";
+    buffer << limit << "p";
     TrafficControlHelper red;
     red.SetRootQueueDisc("ns3::RedQueueDisc",
-                         "MinTh", DoubleValue(420),
-                         "MaxTh", DoubleValue(840),
+                         "MinTh", DoubleValue(minTh),
+                         "MaxTh", DoubleValue(maxTh),
                          "LInterm", DoubleValue(20), // max_p = 1 / 20 = 0.05
                          "QW", DoubleValue(0.002),
                          "MeanPktSize", UintegerValue(576),
                          "Gentle", BooleanValue(false),
                          "Wait", BooleanValue(false),
-                         "LinkBandwidth", DataRateValue(DataRate("50Mbps")),
+                         "LinkBandwidth", DataRateValue(DataRate(rate.str())),
                          "LinkDelay", TimeValue(MilliSeconds(5)),
-                         "MaxSize", QueueSizeValue(QueueSize("1050p")));
+                         "MaxSize", QueueSizeValue(QueueSize(buffer.str())));
     const std::map<std::string, std::string> aqms = {
         {"codel", "ns3::CoDelQueueDisc"},
         {"fq_codel", "ns3::FqCoDelQueueDisc"},
@@ -132,11 +147,8 @@ main(int argc, char* argv[])
         other.SetRootQueueDisc(aqms.at(aqm), "MaxSize", QueueSizeValue(QueueSize("1000p")));
     }
     TrafficControlHelper big;
-    big.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize("1050p")));
+    big.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize(buffer.str())));
 
-    std::ostringstream rate, accessRate;
-    rate << rateMbps << "Mbps";
-    accessRate << accessMbps << "Mbps";
     std::vector<Time> accessDelay;
     for (const Conn& c : plan)
     {
