@@ -70,11 +70,10 @@ impl Flow {
     /// the histograms' heads.
     #[inline(always)]
     fn prefetch(&self, direction: Direction) {
-        let end = match direction {
-            Direction::Forward => std::mem::offset_of!(Flow, stats) + FlowStats::DELIVERY_BYTES,
-            Direction::Reverse => 1,
-        };
-        prefetch_span(self, 0, end);
+        match direction {
+            Direction::Forward => prefetch_span(self, 0, std::mem::offset_of!(Flow, stats) + FlowStats::DELIVERY_BYTES),
+            Direction::Reverse => prefetch(self),
+        }
     }
 
     /// The codepoint the source sets.

@@ -48,7 +48,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::{Ftp, TcpApp};
 use crate::engine::rng::Rng;
-use crate::hint::prefetch_span;
+use crate::hint::{prefetch, prefetch_span};
 use crate::packet::{Direction, Dscp, Ecn, FlowId, NodeId, Packet, PacketArena, PktId, TcpHeader, tcp_flags};
 use crate::params::Params;
 use crate::stats::Window;
@@ -365,18 +365,19 @@ pub struct TcpFlow {
 
 impl TcpFlow {
     /// Asks for the lines a segment travelling `direction` will read on arrival: the ids
-    /// and the timers, then the receiver's part (data) or the sender's (ACKs), and the
-    /// parameters' head (the field order above).
+    /// and the timers, the parameters' head (the field order above), then the receiver's
+    /// part (data) or the sender's first lines (ACKs: sender.rs keeps what an ACK reads
+    /// in its first seven).
     #[inline(always)]
     pub fn prefetch(&self, direction: Direction) {
         use std::mem::offset_of;
-        prefetch_span(self, 0, offset_of!(TcpFlow, request));
-        prefetch_span(self, offset_of!(TcpFlow, params), offset_of!(TcpFlow, params) + 1);
+        const ACK_READS_BYTES: usize = 7 * 64;
+        let (ids_and_timers, receiver_part) = (offset_of!(TcpFlow, request), offset_of!(TcpFlow, params));
+        prefetch_span(self, 0, ids_and_timers);
+        prefetch(&self.params);
         match direction {
-            Direction::Forward => prefetch_span(self, offset_of!(TcpFlow, request), offset_of!(TcpFlow, params)),
-            Direction::Reverse => {
-                prefetch_span(self, offset_of!(TcpFlow, sender), offset_of!(TcpFlow, sender) + 7 * 64)
-            }
+            Direction::Forward => prefetch_span(self, ids_and_timers, receiver_part),
+            Direction::Reverse => prefetch_span(&self.sender, 0, ACK_READS_BYTES),
         }
     }
 
