@@ -49,7 +49,7 @@ pub enum Transport {
 
 /// A flow: an application at `src` sending to `dst` through a transport.
 // What every packet of the flow reads first (its transport, 56 bytes, with the ends)
-// fills the first cache line; the counters a delivery writes fill the next three.
+// fills the first cache line; the counters a delivery writes fill the next four.
 #[repr(C, align(64))]
 pub struct Flow {
     pub transport: Transport,
@@ -283,6 +283,10 @@ impl Simulation {
     }
 
     pub fn finish(&mut self) {
+        for f in &mut self.flows {
+            f.stats.delay.settle();
+            f.stats.jitter.settle();
+        }
         let (w, end) = (self.window, self.end);
         for port in &mut self.net.ports {
             port.close_counts();

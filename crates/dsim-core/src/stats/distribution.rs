@@ -10,6 +10,15 @@
 //! recording is a shift and an increment instead of the crate's generic path (a third of
 //! the cost of a delivered packet), and the quantile walk is the crate's
 //! `value_at_quantile`, step for step, over the same counts (a test compares the two).
+//!
+//! A sample's slot is counted [`PENDING`] samples at a time: at thousands of flows the
+//! histograms no longer fit the caches, and a flow's successive delays fall in the same
+//! few slots, so a batch costs about the misses a single sample did (issue 24: a fifth of
+//! the event loop at 2,000 flows, each delivery's two slots fetched from memory). Count,
+//! sum, minimum and maximum stay exact at every sample; what reads the slots first counts
+//! the batch in progress ([`Distribution::settle`]).
+
+use std::borrow::Cow;
 
 /// Sub-buckets per bucket: the power of two covering 2 x 10^2 (two significant digits).
 const SUB_BUCKET_COUNT_MAGNITUDE: u32 = 8;
@@ -17,6 +26,9 @@ const SUB_BUCKET_COUNT_MAGNITUDE: u32 = 8;
 const SUB_BUCKET_HALF_COUNT_MAGNITUDE: u32 = SUB_BUCKET_COUNT_MAGNITUDE - 1;
 const SUB_BUCKET_HALF_COUNT: usize = 1 << SUB_BUCKET_HALF_COUNT_MAGNITUDE;
 const SUB_BUCKET_MASK: u64 = (1 << SUB_BUCKET_COUNT_MAGNITUDE) - 1;
+
+/// Samples whose slots are held back and counted together.
+const PENDING: usize = 16;
 
 /// Slots summed at a time when the quantile walk skips ahead.
 const SKIP_RUN: usize = 64;
@@ -72,11 +84,15 @@ pub struct Distribution {
     /// the few buckets its delays span (a 50 ms one-way delay leaves the 2,300 slots below
     /// it empty: 18 KB a flow when they were kept).
     counts: Vec<u64>,
-    first: usize,
+    /// A slot index: below 2^13 (56 buckets of 128 slots, and bucket 0's 256).
+    first: u16,
     count: u64,
     sum: u128,
     min: u64,
     max: u64,
+    /// The slots of the latest samples, not yet in `counts`.
+    pending: [u16; PENDING],
+    pending_len: u8,
 }
 
 impl Default for Distribution {
@@ -88,6 +104,8 @@ impl Default for Distribution {
             sum: 0,
             min: u64::MAX,
             max: 0,
+            pending: [0; PENDING],
+            pending_len: 0,
         }
     }
 }
@@ -99,32 +117,54 @@ impl Distribution {
         self.sum += v as u128;
         self.min = self.min.min(v);
         self.max = self.max.max(v);
-        let i = index_of(v);
-        // Below `first` wraps to a huge offset: one comparison for both ends.
-        match self.counts.get_mut(i.wrapping_sub(self.first)) {
-            Some(n) => *n += 1,
-            None => self.grow_to_count(i),
+        self.pending[self.pending_len as usize] = index_of(v) as u16;
+        self.pending_len += 1;
+        if self.pending_len as usize == PENDING {
+            self.settle();
+        }
+    }
+
+    /// Counts the held-back samples in their slots. Reading the slots does it on a copy
+    /// when needed; the simulation settles its distributions as a run finishes.
+    pub fn settle(&mut self) {
+        for k in 0..std::mem::take(&mut self.pending_len) as usize {
+            let i = self.pending[k] as usize;
+            // Below `first` wraps to a huge offset: one comparison for both ends.
+            match self.counts.get_mut(i.wrapping_sub(self.first as usize)) {
+                Some(n) => *n += 1,
+                None => self.grow_to_count(i),
+            }
+        }
+    }
+
+    /// This distribution with every sample in its slot: itself, or a settled copy.
+    fn settled(&self) -> Cow<'_, Distribution> {
+        if self.pending_len == 0 {
+            Cow::Borrowed(self)
+        } else {
+            let mut d = self.clone();
+            d.settle();
+            Cow::Owned(d)
         }
     }
 
     /// Grows the histogram to slot `i` and counts one sample there. Out of line: it
-    /// happens a few dozen times a run, and inline its call to the allocator would cost
-    /// every sample the registers saved around it.
+    /// happens a few dozen times a run.
     #[cold]
     #[inline(never)]
     fn grow_to_count(&mut self, i: usize) {
         // Whole buckets at a time, as the histogram grows.
         let end = slots_through(i);
         if self.counts.is_empty() {
-            self.first = i & !(SUB_BUCKET_HALF_COUNT - 1);
-        } else if i < self.first {
+            self.first = (i & !(SUB_BUCKET_HALF_COUNT - 1)) as u16;
+        } else if i < self.first as usize {
             let first = i & !(SUB_BUCKET_HALF_COUNT - 1);
-            self.counts.splice(0..0, std::iter::repeat_n(0, self.first - first));
-            self.first = first;
+            self.counts.splice(0..0, std::iter::repeat_n(0, self.first as usize - first));
+            self.first = first as u16;
         }
-        self.counts
-            .resize(end.max(self.first + self.counts.len()) - self.first, 0);
-        self.counts[i - self.first] += 1;
+        let first = self.first as usize;
+        self.counts.resize(end.max(first + self.counts.len()) - first, 0);
+        self.counts[i - first] += 1;
     }
 
     /// The bytes of counts a distribution holds once it has recorded a sample of `max`
@@ -146,11 +186,13 @@ impl Distribution {
     /// order; the bounds are the values the slot stands for, clamped to the exact minimum
     /// and maximum. A slot's bounds are the same in every distribution, so histograms add
     /// slot by slot.
-    pub fn slots(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
-        self.counts.iter().enumerate().filter(|(_, n)| **n > 0).map(|(i, &n)| {
-            let low = value_of(self.first + i);
-            (low.max(self.min), highest_equivalent(low).min(self.max), n)
-        })
+    pub fn slots(&self) -> Vec<(u64, u64, u64)> {
+        let d = self.settled();
+        let slot = |(i, &n): (usize, &u64)| {
+            let low = value_of(d.first as usize + i);
+            (low.max(d.min), highest_equivalent(low).min(d.max), n)
+        };
+        d.counts.iter().enumerate().filter(|(_, n)| **n > 0).map(slot).collect()
     }
 
     /// Mean in nanoseconds, NaN when empty.
@@ -172,11 +214,12 @@ impl Distribution {
 
     /// The value at quantile `q` in [0, 1], within the histogram's precision.
     pub fn quantile(&self, q: f64) -> Option<u64> {
-        (self.count > 0).then(|| self.value_at_quantile(q).clamp(self.min, self.max))
+        (self.count > 0).then(|| self.settled().value_at_quantile(q).clamp(self.min, self.max))
     }
 
     /// hdrhistogram's `value_at_quantile`: the highest value equivalent to the slot where
     /// the cumulative count first reaches ceil(q n) (at least 1); the lowest for q = 0.
+    /// Of a settled distribution.
     fn value_at_quantile(&self, q: f64) -> u64 {
         let q = if q > 1.0 { 1.0 } else { q };
         let target = ((q * self.count as f64).ceil() as u64).max(1);
@@ -195,7 +238,7 @@ impl Distribution {
         for (i, &c) in self.counts.iter().enumerate().skip(start) {
             total += c;
             if total >= target {
-                let v = value_of(self.first + i);
+                let v = value_of(self.first as usize + i);
                 return if q == 0.0 {
                     lowest_equivalent(v)
                 } else {
@@ -245,10 +288,9 @@ mod tests {
         for v in [5, 300, 5, 301, 1000] {
             d.record(v);
         }
-        let slots: Vec<_> = d.slots().collect();
-        assert_eq!(slots, vec![(5, 5, 2), (300, 301, 2), (1000, 1000, 1)]);
+        assert_eq!(d.slots(), vec![(5, 5, 2), (300, 301, 2), (1000, 1000, 1)]);
         assert_eq!(d.sum(), 1611);
-        assert_eq!(Distribution::default().slots().count(), 0);
+        assert_eq!(Distribution::default().slots().len(), 0);
     }
 
     proptest::proptest! {
@@ -260,7 +302,7 @@ mod tests {
             for &v in &values {
                 d.record(v);
             }
-            let slots: Vec<_> = d.slots().collect();
+            let slots = d.slots();
             proptest::prop_assert_eq!(slots.iter().map(|s| s.2).sum::<u64>(), values.len() as u64);
             for w in slots.windows(2) {
                 proptest::prop_assert!(w[0].1 < w[1].0, "slots overlap: {:?}", w);
@@ -308,6 +350,7 @@ mod tests {
                     d.record(v);
                     h.record(v).unwrap();
                 }
+                d.settle();
                 for q in qs {
                     assert_eq!(d.value_at_quantile(q), h.value_at_quantile(q), "n {n} q {q}");
                 }

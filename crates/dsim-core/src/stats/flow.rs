@@ -6,8 +6,8 @@ use crate::packet::{Color, Packet};
 use crate::time::SimTime;
 
 /// In the order a packet uses them (`repr(C)` keeps it; the flow places these at a cache
-/// line's start): a delivery writes the first three lines (up to `last_transit`; a
-/// coloured packet the fourth too), a departure the fourth; drops, rarer, come last.
+/// line's start): a delivery writes the first four lines (up to `last_transit`; a
+/// coloured packet the fifth too), a departure the fifth; drops, rarer, come last.
 #[repr(C)]
 #[derive(Clone, Debug)]
 pub struct FlowStats {
@@ -126,9 +126,9 @@ mod tests {
     use crate::time::Duration;
 
     #[test]
-    fn a_delivery_writes_the_first_three_lines() {
+    fn a_delivery_writes_the_first_four_lines() {
         // The flow puts these counters at a line's start (sim.rs `Flow`).
-        assert!(std::mem::offset_of!(FlowStats, last_transit) + 8 <= 3 * 64);
+        assert!(std::mem::offset_of!(FlowStats, last_transit) + 8 <= 4 * 64);
         assert_eq!(std::mem::offset_of!(crate::sim::Flow, stats) % 64, 0);
     }
 
