@@ -109,3 +109,19 @@ fn results() {
         .collect();
     insta::assert_snapshot!(lines.join("\n"));
 }
+
+/// `canonical_toml` writes `toml::to_string`'s text in one pass (scenario/mod.rs): the
+/// same characters, so every scenario keeps its hash (the `run` table's `scenario_hash`,
+/// a sweep's finished points).
+#[test]
+fn canonical_toml_is_toml_to_string() {
+    let root = repo_root();
+    let mut files: Vec<PathBuf> = cases(&root).into_iter().map(|(f, _)| f).collect();
+    files.dedup();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let sc = dsim_core::scenario::from_toml(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        let reference = toml::to_string(&sc).expect("serializes");
+        assert_eq!(dsim_core::scenario::canonical_toml(&sc), reference, "{}", file.display());
+    }
+}
