@@ -58,9 +58,14 @@ fn check_dscp_name(name: &str, value: i64, path: KeyPath) -> Result<u8> {
 /// The `[dscp]` names of a scenario's TOML text, checked (used before deserializing, so
 /// that the names can be read wherever a DSCP is). Syntax errors are left to the parser.
 pub fn dscp_names_in(text: &str) -> Result<Vec<(String, u8)>> {
-    let Ok(table) = text.parse::<toml::Table>() else {
-        return Ok(Vec::new());
-    };
+    match text.parse::<toml::Table>() {
+        Ok(table) => dscp_names_of(&table),
+        Err(_) => Ok(Vec::new()),
+    }
+}
+
+/// The `[dscp]` names of a scenario's parsed TOML, checked.
+pub fn dscp_names_of(table: &toml::Table) -> Result<Vec<(String, u8)>> {
     let Some(dscp) = table.get("dscp") else {
         return Ok(Vec::new());
     };

@@ -27,8 +27,10 @@ pub fn from_toml(text: &str) -> Result<Scenario, ConfigError> {
 
 /// Parses and validates a scenario within `limits`, and estimates the work of one run.
 pub fn from_toml_within(text: &str, limits: &Limits) -> Result<(Scenario, Estimate), ConfigError> {
-    check_toml(text, limits)?;
-    let scenario = deserialize(text)?;
+    // Parsed twice, not three times: the checked table gives the codepoint names, the
+    // text (its spans locate errors) the scenario.
+    let names = build_conditioner::dscp_names_of(&check_toml(text, limits)?).map_err(|e| with_location(e, text))?;
+    let scenario = deserialize_named(text, &names)?;
     let estimate = validate_within(&scenario, limits).map_err(|e| with_location(e, text))?;
     Ok((scenario, estimate))
 }
@@ -78,16 +80,17 @@ pub fn scenario_hash(sc: &Scenario) -> String {
     digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
-fn deserialize(text: &str) -> Result<Scenario, ConfigError> {
-    deserialize_value(text)
-}
-
 /// Deserializes any schema type from TOML text, with located errors.
 pub fn deserialize_value<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ConfigError> {
-    let de = toml::Deserializer::parse(text).map_err(|e| syntax_error(&e, text))?;
     // User-defined codepoint names must be known before any DSCP is read.
     let names = build_conditioner::dscp_names_in(text).map_err(|e| with_location(e, text))?;
-    crate::packet::with_dscp_names(&names, || deserialize_checked(de, text))
+    deserialize_named(text, &names)
+}
+
+/// Deserializes TOML text with the codepoint names `names` known.
+fn deserialize_named<T: serde::de::DeserializeOwned>(text: &str, names: &[(String, u8)]) -> Result<T, ConfigError> {
+    let de = toml::Deserializer::parse(text).map_err(|e| syntax_error(&e, text))?;
+    crate::packet::with_dscp_names(names, || deserialize_checked(de, text))
 }
 
 fn deserialize_checked<T: serde::de::DeserializeOwned>(
