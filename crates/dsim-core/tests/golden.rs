@@ -122,6 +122,11 @@ fn canonical_toml_is_toml_to_string() {
         let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let sc = dsim_core::scenario::from_toml(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         let reference = toml::to_string(&sc).expect("serializes");
-        assert_eq!(dsim_core::scenario::canonical_toml(&sc), reference, "{}", file.display());
+        assert_eq!(
+            dsim_core::scenario::canonical_toml(&sc),
+            reference,
+            "{}",
+            file.display()
+        );
     }
 }

@@ -70,7 +70,8 @@ pub fn canonical_toml(sc: &Scenario) -> String {
     // in the tables (2.7 s for the 10,000 flows of `dsim bench --scale`, 6 MB, at every
     // replication's hash); `Display` writes the same pieces in order.
     let mut out = toml::ser::Buffer::new();
-    sc.serialize(toml::ser::Serializer::new(&mut out)).expect("a scenario always serializes");
+    sc.serialize(toml::ser::Serializer::new(&mut out))
+        .expect("a scenario always serializes");
     out.to_string()
 }
 

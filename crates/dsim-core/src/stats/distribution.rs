@@ -159,7 +159,8 @@ impl Distribution {
             self.first = (i & !(SUB_BUCKET_HALF_COUNT - 1)) as u16;
         } else if i < self.first as usize {
             let first = i & !(SUB_BUCKET_HALF_COUNT - 1);
-            self.counts.splice(0..0, std::iter::repeat_n(0, self.first as usize - first));
+            self.counts
+                .splice(0..0, std::iter::repeat_n(0, self.first as usize - first));
             self.first = first as u16;
         }
         let first = self.first as usize;
