@@ -185,3 +185,52 @@ def test_a_single_run_shows_its_progress_on_a_terminal(three_hops_text: str) -> 
     dsim.run(three_hops_text, replications=1, progress=True, console=Console(file=buf, force_terminal=True, width=150))
     last = buf.getvalue().rstrip().split("\r")[-1]
     assert "10.0 / 10.0 s simulated" in last and "events/s" in last and "ETA" in last, last
+
+
+# -- reading TOML ---------------------------------------------------------------------------
+
+ROOT = Path(__file__).parent.parent
+#: The shipped scenarios, the golden set's and the documentation's examples.
+SHIPPED = sorted(
+    [
+        *ROOT.glob("python/dsim/scenarios/**/*.toml"),
+        *ROOT.glob("crates/dsim-core/tests/golden/*.toml"),
+        *ROOT.glob("docs/examples/*.toml"),
+    ]
+)
+
+
+def _typed(x: object) -> object:
+    """A value with its types and key order made comparable (a dict's order counts)."""
+    if isinstance(x, dict):
+        return [(k, _typed(v)) for k, v in x.items()]
+    if isinstance(x, list):
+        return [_typed(v) for v in x]
+    return (type(x).__name__, x)
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_core_reads_toml_as_tomllib_does(path: Path) -> None:
+    import tomllib
+
+    from dsim.scenario import load_toml
+
+    text = path.read_text()
+    assert _typed(load_toml(text)) == _typed(tomllib.loads(text))
+
+
+def test_the_core_reads_every_toml_type_as_tomllib_does() -> None:
+    import tomllib
+
+    from dsim.scenario import load_toml, load_toml_copies
+
+    text = (
+        "a = 1979-05-27T07:32:00Z\nb = 1979-05-27T00:32:00.999999-07:00\n"
+        "c = 1979-05-27T07:32:00.1234567\nd = 1979-05-27\ne = 07:32:00\nf = 00:32:00.5\n"
+        'g = -inf\nh = 0x10\ni = [1, 2.5, "x", {y = true, z = []}]\nj.k.l = 3\n'
+        "[[m]]\nn = 1\n[[m]]\n[o.p]\nq = 'r'\n[o]\ns = 1e3\n"
+    )
+    assert SHIPPED and len(SHIPPED) >= 10
+    assert _typed(load_toml(text)) == _typed(tomllib.loads(text))
+    one, two = load_toml_copies(text, 2)
+    assert one == two and one is not two and one["i"] is not two["i"] and one["o"]["p"] is not two["o"]["p"]

@@ -5,6 +5,7 @@
 //! as Arrow record batches through the Arrow PyCapsule interface.
 
 mod arrow;
+mod toml_value;
 
 use std::ops::ControlFlow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -92,13 +93,26 @@ fn validate<'py>(py: Python<'py>, toml: &str, limits_json: Option<&str>) -> PyRe
     estimate_dict(py, &estimate)
 }
 
-/// Checks TOML text before Python's own reader sees it: its size, syntax, 64-bit integers
-/// and nesting depth within `limits`; raises ConfigError with the line.
+/// Reads TOML text for the Python front: checked first (its size, syntax, 64-bit integers
+/// and nesting depth within `limits`; raises ConfigError with the line), then returned as
+/// `copies` independent dicts from one parse (see `toml_value`: tomllib's types and key
+/// order; a second copy costs a conversion, not a parse or a deep copy).
 #[pyfunction]
-#[pyo3(signature = (text, limits_json=None))]
-fn check_toml(py: Python<'_>, text: &str, limits_json: Option<&str>) -> PyResult<()> {
+#[pyo3(signature = (text, limits_json=None, copies=1))]
+fn load_toml<'py>(
+    py: Python<'py>,
+    text: &str,
+    limits_json: Option<&str>,
+    copies: usize,
+) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let limits = limits(py, limits_json)?;
-    guarded(py, "reading TOML", || scenario::check_toml(text, &limits).map(|_| ()))
+    let doc = guarded(py, "reading TOML", || {
+        scenario::check_toml(text, &limits)?;
+        // The same grammar (toml_parser under both): an error here would be a bug of either.
+        toml_edit::Document::parse(text)
+            .map_err(|e| ConfigError::new(scenario::KeyPath::root(), None, one_line(&e.to_string())))
+    })?;
+    (0..copies).map(|_| toml_value::document(py, doc.as_table())).collect()
 }
 
 /// The default limits (`dsim_core::params::limits::Limits`) as JSON.
@@ -519,7 +533,7 @@ fn _dsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("RECORDED_TABLES", PyTuple::new(m.py(), Tables::RECORDED)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
-    m.add_function(wrap_pyfunction!(check_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(load_toml, m)?)?;
     m.add_function(wrap_pyfunction!(default_limits, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_toml, m)?)?;
