@@ -19,8 +19,8 @@ pub fn prefetch<T>(p: *const T) {
 
 /// Prefetches the lines of `*r` from byte `from` up to byte `to` (offsets in `T`).
 #[inline(always)]
-pub fn prefetch_span<T>(r: &T, from: usize, to: usize) {
-    let base = (r as *const T).cast::<u8>();
+pub fn prefetch_span<T>(r: *const T, from: usize, to: usize) {
+    let base = r.cast::<u8>();
     let mut off = from;
     while off < to {
         prefetch(base.wrapping_add(off));

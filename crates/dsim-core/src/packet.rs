@@ -89,20 +89,70 @@ impl WireLink {
     /// No packet follows.
     pub const NONE: WireLink = WireLink {
         next: PktId::NONE,
-        hop: Hop::DELIVER,
+        hop: Hop(Hop::DELIVER),
         at: SimTime::ZERO,
     };
 }
 
 /// Where a packet on a wire goes at the far node: the egress port its route takes there,
-/// or [`Hop::DELIVER`] if the far node is its destination. Decided when the packet enters
-/// the wire (routes are static), so that its arrival can fetch that port at once instead
-/// of after the packet's own line, on every hop.
+/// or delivery there (the far node is its destination) to its flow, travelling its
+/// direction. Decided when the packet enters the wire (routes are static), so that its
+/// arrival can fetch that port, or the flow's state, at once instead of after the packet's
+/// own line, on every hop (issue 24: at thousands of flows the packet of the next event
+/// is rarely in cache, and reading its flow from it stalled the look-ahead).
+/// One word: a port below 2^30, or bit 31 (delivery), bit 30 (reverse) and the flow.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Hop(pub PortId);
+pub struct Hop(u32);
 
 impl Hop {
-    pub const DELIVER: Hop = Hop(PortId::MAX);
+    const DELIVER: u32 = 1 << 31;
+    const REVERSE: u32 = 1 << 30;
+    /// Ports and flows are numbered below this (a simulation holds far fewer: each flow
+    /// takes kilobytes, and 2^30 of them would not fit in memory).
+    pub const MAX_ID: u32 = Self::REVERSE;
+
+    /// Sent on through port `p` of the far node.
+    #[inline(always)]
+    pub fn port(p: PortId) -> Hop {
+        debug_assert!(p < Self::MAX_ID);
+        Hop(p)
+    }
+
+    /// Delivered at the far node to flow `flow`'s end that `direction` reaches.
+    #[inline(always)]
+    pub fn deliver(flow: FlowId, direction: Direction) -> Hop {
+        debug_assert!(flow < Self::MAX_ID);
+        let reverse = if direction == Direction::Reverse {
+            Self::REVERSE
+        } else {
+            0
+        };
+        Hop(Self::DELIVER | reverse | flow)
+    }
+
+    /// What the packet does at the far node.
+    #[inline(always)]
+    pub fn beyond(self) -> Beyond {
+        if self.0 & Self::DELIVER == 0 {
+            Beyond::Port(self.0)
+        } else {
+            let direction = if self.0 & Self::REVERSE != 0 {
+                Direction::Reverse
+            } else {
+                Direction::Forward
+            };
+            Beyond::Deliver(self.0 & (Self::REVERSE - 1), direction)
+        }
+    }
+}
+
+/// A [`Hop`] read out.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Beyond {
+    /// Sent on through this egress port of the far node.
+    Port(PortId),
+    /// Delivered at the far node to this flow's end that the direction reaches.
+    Deliver(FlowId, Direction),
 }
 
 impl Default for WireLink {
@@ -473,6 +523,21 @@ impl<'de> Deserialize<'de> for Dscp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hop_reads_back_its_port_or_its_delivery() {
+        let last = Hop::MAX_ID - 1;
+        for p in [0, 1, 12_345, last] {
+            assert_eq!(Hop::port(p).beyond(), Beyond::Port(p));
+        }
+        for f in [0, 7, 99_999, last] {
+            for d in [Direction::Forward, Direction::Reverse] {
+                assert_eq!(Hop::deliver(f, d).beyond(), Beyond::Deliver(f, d));
+            }
+        }
+        assert_ne!(Hop::port(3), Hop::deliver(3, Direction::Forward));
+        assert_ne!(Hop::deliver(3, Direction::Forward), Hop::deliver(3, Direction::Reverse));
+    }
 
     #[test]
     fn standard_codepoints() {

@@ -26,7 +26,7 @@ use crate::net::Port;
 use crate::net::port::PortPath;
 use crate::net::routing::Routes;
 use crate::net::{Network, NodeKind};
-use crate::packet::{Direction, Dscp, Ecn, FlowId, Hop, NodeId, PacketArena, PktId, PortId};
+use crate::packet::{Beyond, Direction, Dscp, Ecn, FlowId, Hop, NodeId, Packet, PacketArena, PktId, PortId};
 use crate::stats::{DropCause, FlowStats, Window};
 use crate::time::SimTime;
 use crate::trace::{Capture, CapturePoint, PcapWriter};
@@ -141,6 +141,10 @@ pub struct Simulation {
     pub window: Window,
     pub net: Network,
     pub flows: Vec<Flow>,
+    /// The address of each flow's TCP connection (0 for other transports), for the
+    /// look-ahead's prefetches only: never dereferenced, so a stale entry costs a useless
+    /// prefetch, nothing else.
+    tcp_at: Vec<usize>,
     pub pkts: PacketArena,
     pub drops: DropLedger,
     /// Traffic conditioners and the chains they sit in (empty: none).
@@ -168,11 +172,19 @@ const PREFETCH_ABOVE: usize = 1 << 20;
 
 impl Simulation {
     pub fn new(net: Network, flows: Vec<Flow>, window: Window) -> Self {
+        assert!(
+            flows.len() < Hop::MAX_ID as usize && net.ports.len() < Hop::MAX_ID as usize,
+            "flows and ports are numbered below 2^30"
+        );
         Simulation {
             now: SimTime::ZERO,
             end: window.end,
             window,
             net,
+            tcp_at: flows
+                .iter()
+                .map(|f| f.tcp().map_or(0, |t| t as *const TcpFlow as usize))
+                .collect(),
             flows,
             pkts: PacketArena::with_capacity(1024),
             drops: HashMap::new(),
@@ -353,18 +365,20 @@ impl Simulation {
     #[inline(always)]
     fn prefetch_for(&self, ev: Event) {
         match ev {
-            Event::Arrival(p, id, hop) => {
+            // The packet itself was prefetched as it became the oldest on its wire.
+            Event::Arrival(p, _, hop) => {
                 prefetch(&self.net.ports[p as usize]);
-                if hop == Hop::DELIVER {
-                    // The packet was prefetched as it became the oldest on its wire.
-                    let pkt = &self.pkts[id];
-                    let flow = &self.flows[pkt.flow as usize];
-                    flow.prefetch(pkt.direction);
-                    if let Transport::Tcp(t) = &flow.transport {
-                        t.prefetch(pkt.direction);
+                match hop.beyond() {
+                    Beyond::Port(q) => prefetch(&self.net.ports[q as usize]),
+                    Beyond::Deliver(f, direction) => {
+                        self.flows[f as usize].prefetch(direction);
+                        // From the table, not the flow's line: reading the flow's box would
+                        // wait for that line before the connection's could be asked for.
+                        let tcp = self.tcp_at[f as usize];
+                        if tcp != 0 {
+                            TcpFlow::prefetch(tcp as *const TcpFlow, direction);
+                        }
                     }
-                } else {
-                    prefetch(&self.net.ports[hop.0 as usize]);
                 }
             }
             Event::TxDone(p) | Event::Resume(p) => prefetch(&self.net.ports[p as usize]),
@@ -561,7 +575,7 @@ impl Simulation {
         if port.path.has(PortPath::TX_EXTRAS) {
             return self.onto_the_link_with_extras(p, id);
         }
-        let hop = hop_beyond(&self.net.routes, port.peer, pkt.dst);
+        let hop = hop_beyond(&self.net.routes, port.peer, pkt);
         enter_wire(port, p, id, hop, &mut self.pkts, &mut self.events);
     }
 
@@ -696,7 +710,7 @@ impl Simulation {
         if port.path.has(PortPath::TX_EXTRAS) {
             return self.onto_the_link_with_extras(p, id);
         }
-        let hop = hop_beyond(&self.net.routes, port.peer, self.pkts[id].dst);
+        let hop = hop_beyond(&self.net.routes, port.peer, &self.pkts[id]);
         enter_wire(port, p, id, hop, &mut self.pkts, &mut self.events);
     }
 
@@ -706,7 +720,7 @@ impl Simulation {
     fn onto_the_link_with_extras(&mut self, p: PortId, id: PktId) {
         if !self.captured_or_lost(p, id) {
             let port = &mut self.net.ports[p as usize];
-            let hop = hop_beyond(&self.net.routes, port.peer, self.pkts[id].dst);
+            let hop = hop_beyond(&self.net.routes, port.peer, &self.pkts[id]);
             enter_wire(port, p, id, hop, &mut self.pkts, &mut self.events);
         }
     }
@@ -782,10 +796,11 @@ impl Simulation {
         }
         if port.path.has(PortPath::RX_EXTRAS) {
             self.arrive_with_extras(p, id);
-        } else if hop == Hop::DELIVER {
-            self.deliver(id);
         } else {
-            self.egress(hop.0, id);
+            match hop.beyond() {
+                Beyond::Port(q) => self.egress(q, id),
+                Beyond::Deliver(..) => self.deliver(id),
+            }
         }
     }
 
@@ -876,13 +891,13 @@ fn route(routes: &Routes, at: NodeId, dst: NodeId) -> PortId {
         .expect("route checked when the scenario was built")
 }
 
-/// Where a packet addressed to `dst` goes at node `at`, the far end of the wire it enters:
-/// delivered there, or the egress port its route takes.
+/// Where packet `pkt` goes at node `at`, the far end of the wire it enters: delivered
+/// there to its flow, or the egress port its route takes.
 #[inline(always)]
-fn hop_beyond(routes: &Routes, at: NodeId, dst: NodeId) -> Hop {
-    if dst == at {
-        Hop::DELIVER
+fn hop_beyond(routes: &Routes, at: NodeId, pkt: &Packet) -> Hop {
+    if pkt.dst == at {
+        Hop::deliver(pkt.flow, pkt.direction)
     } else {
-        Hop(route(routes, at, dst))
+        Hop::port(route(routes, at, pkt.dst))
     }
 }

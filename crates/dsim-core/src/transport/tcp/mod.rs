@@ -48,7 +48,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::{Ftp, TcpApp};
 use crate::engine::rng::Rng;
-use crate::hint::{prefetch, prefetch_span};
+use crate::hint::prefetch_span;
 use crate::packet::{Direction, Dscp, Ecn, FlowId, NodeId, Packet, PacketArena, PktId, TcpHeader, tcp_flags};
 use crate::params::Params;
 use crate::stats::Window;
@@ -368,16 +368,19 @@ impl TcpFlow {
     /// and the timers, the parameters' head (the field order above), then the receiver's
     /// part (data) or the sender's first lines (ACKs: sender.rs keeps what an ACK reads
     /// in its first seven).
+    /// The connection is named by its address (any address will do: a prefetch reads
+    /// nothing), so that the caller need not load the line that holds it.
     #[inline(always)]
-    pub fn prefetch(&self, direction: Direction) {
+    pub fn prefetch(at: *const TcpFlow, direction: Direction) {
         use std::mem::offset_of;
         const ACK_READS_BYTES: usize = 7 * 64;
         let (ids_and_timers, receiver_part) = (offset_of!(TcpFlow, request), offset_of!(TcpFlow, params));
-        prefetch_span(self, 0, ids_and_timers);
-        prefetch(&self.params);
+        let sender = offset_of!(TcpFlow, sender);
+        prefetch_span(at, 0, ids_and_timers);
+        prefetch_span(at, receiver_part, receiver_part + 1);
         match direction {
-            Direction::Forward => prefetch_span(self, ids_and_timers, receiver_part),
-            Direction::Reverse => prefetch_span(&self.sender, 0, ACK_READS_BYTES),
+            Direction::Forward => prefetch_span(at, ids_and_timers, receiver_part),
+            Direction::Reverse => prefetch_span(at, sender, sender + ACK_READS_BYTES),
         }
     }
 
