@@ -48,7 +48,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::app::{Ftp, TcpApp};
 use crate::engine::rng::Rng;
-use crate::hint::prefetch_span;
+use crate::hint::{prefetch, prefetch_span};
 use crate::packet::{Direction, Dscp, Ecn, FlowId, NodeId, Packet, PacketArena, PktId, TcpHeader, tcp_flags};
 use crate::params::Params;
 use crate::stats::Window;
@@ -377,7 +377,7 @@ impl TcpFlow {
         let (ids_and_timers, receiver_part) = (offset_of!(TcpFlow, request), offset_of!(TcpFlow, params));
         let sender = offset_of!(TcpFlow, sender);
         prefetch_span(at, 0, ids_and_timers);
-        prefetch_span(at, receiver_part, receiver_part + 1);
+        prefetch(at.wrapping_byte_add(receiver_part));
         match direction {
             Direction::Forward => prefetch_span(at, ids_and_timers, receiver_part),
             Direction::Reverse => prefetch_span(at, sender, sender + ACK_READS_BYTES),
