@@ -633,6 +633,11 @@ mod tests {
         }
     }
 
+    /// The ids of every pending event, in the order they pop.
+    fn pop_ids(q: &mut EventQueue<Event>) -> Vec<u32> {
+        std::iter::from_fn(|| q.pop()).map(|(_, e)| id_of(e)).collect()
+    }
+
     #[test]
     fn equal_times_pop_in_insertion_order() {
         let mut q = EventQueue::default();
@@ -703,7 +708,7 @@ mod tests {
         for (t, id, late) in pushes {
             q.push(SimTime(t), ev(id, late));
         }
-        let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|(_, e)| id_of(e)).collect();
+        let order = pop_ids(&mut q);
         assert_eq!(order, vec![6, 2, 4, 9, 5, 8, 1, 10, 3, 7]);
         assert!(q.is_empty());
     }
@@ -731,7 +736,7 @@ mod tests {
         q.push(SimTime(9_500), Event::App(7));
         q.push(SimTime(12_000), Event::App(8));
         q.push(SimTime(12_300), Event::App(9));
-        let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|(_, e)| id_of(e)).collect();
+        let order = pop_ids(&mut q);
         assert_eq!(order, vec![4, 6, 7, 5, 1, 3, 8, 9]);
     }
 
@@ -747,7 +752,7 @@ mod tests {
         assert_eq!(q.pop(), Some((SimTime(5), Event::TxDone(1))));
         q.push(SimTime(5), Event::App(3));
         q.push(SimTime(5), Event::TxDone(4));
-        let order: Vec<u32> = std::iter::from_fn(|| q.pop()).map(|(_, e)| id_of(e)).collect();
+        let order = pop_ids(&mut q);
         assert_eq!(order, vec![2, 3, 4]);
     }
 
