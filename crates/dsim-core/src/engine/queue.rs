@@ -158,15 +158,11 @@ impl<E: Copy> Nodes<E> {
         };
     }
 
-    /// Whether an event due at `key` may join slot `s`, which holds events sorted by key
-    /// (not marked), at its end: it is due at or after the last.
+    /// Whether an event due at or after the first of slot `s`, which holds events sorted
+    /// by key (not marked), may join it at its end: it is due at or after the last.
     #[inline(always)]
     fn joins_at_end(&self, s: &Slot<E>, key: u64) -> bool {
-        if s.rest == NIL {
-            s.key <= key
-        } else {
-            self.all[s.tail as usize].key <= key
-        }
+        s.rest == NIL || self.all[s.tail as usize].key <= key
     }
 
     /// Slot `s` (sorted by key) holds events already: the new one goes after those with a
@@ -289,12 +285,13 @@ enum Next {
 /// keys already there. An unsorted slot's list is its sorted part, then the events
 /// appended since, in insertion order, so equal keys are in insertion order in it; they
 /// reach the ring in that order, before anything later is pushed into the slot, and a
-/// fine slot puts a new event after the equal keys already there. An event in the heap with key `k` entered it before any
-/// event with key `k` could enter the calendar (the calendar's window only moves forward),
-/// and it moves into the calendar as soon as the window reaches `k`, before anything else
-/// is scheduled: so it is in the slot before any later-scheduled event with key `k`
-/// (`pops_in_key_then_insertion_order` checks the order against a sorted reference over
-/// short, long and beyond-the-year delays, both kinds of events mixed).
+/// fine slot puts a new event after the equal keys already there. An event in the heap
+/// with key `k` entered it before any event with key `k` could enter the calendar (the
+/// calendar's window only moves forward), and it moves into the calendar as soon as the
+/// window reaches `k`, before anything else is scheduled: so it is in the slot before any
+/// later-scheduled event with key `k` (`pops_in_key_then_insertion_order` checks the
+/// order against a sorted reference over short, long and beyond-the-year delays, both
+/// kinds of events mixed).
 ///
 /// Cost: the pending events of a small packet simulation are mostly alone in their 4 us
 /// slot: a push writes an empty slot and sets its bit, a pop reads the slot and clears the
@@ -302,10 +299,10 @@ enum Next {
 /// dozen events pass through each slot, pushed in no order: each is appended in one step
 /// and moved once more, to a fine slot of 64 ns that rarely holds another, where slots
 /// kept sorted made most pushes walk a list (issue 24: 58 % of the pushes at 2,000 flows,
-/// 3 nodes each; docs/performance.md, sixth round). Before the
-/// calendar, a radix heap moved each event 4.5 times between buckets on average (22 % of
-/// the seed 002 dumbbell's samples), and before that a binary heap took 33 % (see
-/// docs/performance.md). All give the same order, so the same results.
+/// 3 nodes each; docs/performance.md, sixth round). Before the calendar, a radix heap
+/// moved each event 4.5 times between buckets on average (22 % of the seed 002 dumbbell's
+/// samples), and before that a binary heap took 33 % (see docs/performance.md). All give
+/// the same order, so the same results.
 pub struct EventQueue<E: Scheduled> {
     /// The key popped last: nothing is due before it.
     last: u64,
